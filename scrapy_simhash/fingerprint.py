@@ -1,0 +1,152 @@
+"""Text to a 64-bit Charikar simhash of weighted features.
+
+Words are the features: runs of CJK characters are segmented with jieba, everything else is
+split into case-folded words. Stop words, punctuation and numbers are left out. Each word is
+weighted by ``tf ** tf_exponent * idf``; the feature hash is BLAKE2b, so a fingerprint is the
+same in every process, on every platform and Python version. The weighted sum runs in numpy
+on integer weights, so no floating-point summation order can change a bit.
+
+Fingerprints are a storage format: any change to what this module computes must bump
+:data:`FINGERPRINT_VERSION`, which the index stores and checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._lexicon import idf_weight, is_stop_word
+from ._segment import is_cjk_run, segment_cjk
+
+#: Names the algorithm (features, weights, hash). Stored in every index; an index built with
+#: another version refuses these fingerprints.
+FINGERPRINT_VERSION = 1
+
+BITS = 64
+_MASK = (1 << BITS) - 1
+
+# A token is a run of CJK ideographs/kana, or a run of other letters and digits.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*")
+_DIGITS = re.compile(r"\d+")
+
+_hash_cache: dict[str, int] = {}
+_HASH_CACHE_MAX = 1 << 18
+
+
+def feature_hash(feature: str) -> int:
+    """Stable unsigned 64-bit hash of a feature (BLAKE2b, 8 bytes, big-endian)."""
+    h = _hash_cache.get(feature)
+    if h is None:
+        h = int.from_bytes(
+            hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big"
+        )
+        if len(_hash_cache) >= _HASH_CACHE_MAX:
+            _hash_cache.clear()
+        _hash_cache[feature] = h
+    return h
+
+
+def normalize(text: str) -> str:
+    """NFKC, case-folded, whitespace collapsed: the form both hashes are computed on."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def words(text: str) -> Iterator[str]:
+    """The words of ``text`` in order, normalized, stop words and numbers included."""
+    for match in _TOKEN.finditer(normalize(text)):
+        token = match.group()
+        if is_cjk_run(token):
+            yield from segment_cjk(token)
+        else:
+            yield token
+
+
+def hamming(a: int, b: int) -> int:
+    """Number of bits in which two fingerprints differ."""
+    return ((a ^ b) & _MASK).bit_count()
+
+
+def text_signature(text: str) -> bytes:
+    """Exact 16-byte signature of the normalized text: equal for texts that differ only in
+    case, Unicode form and white space. A fast path for exact copies."""
+    return hashlib.blake2b(normalize(text).encode("utf-8"), digest_size=16).digest()
+
+
+def _simhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
+    """Charikar's sum: bit i is set when the weights of features with bit i set outweigh
+    those without. ``hashes`` uint64, ``weights`` int64; exact integer arithmetic."""
+    if hashes.size == 0:
+        return 0
+    bits = np.unpackbits(hashes.astype(">u8").view(np.uint8).reshape(-1, 8), axis=1)
+    signed = bits.astype(np.int64) * 2 - 1
+    totals = weights @ signed
+    return int.from_bytes(np.packbits(totals > 0).tobytes(), "big")
+
+
+@dataclass(frozen=True)
+class Fingerprinter:
+    """Turns text into a simhash, with the options that decide the features and weights.
+
+    ``min_words`` is the number of content words (stop words and numbers left out) below
+    which a text is too short to fingerprint: such texts give few features, and their
+    fingerprints would match unrelated short pages. Callers should skip them
+    (:meth:`fingerprint` returns ``None``).
+    """
+
+    min_words: int = 20
+    tf_exponent: float = 1.0
+    use_idf: bool = True
+    weight_scale: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.min_words < 1:
+            raise ValueError(f"min_words must be >= 1, got {self.min_words}")
+        if not 0.0 <= self.tf_exponent <= 2.0:
+            raise ValueError(f"tf_exponent must be in [0, 2], got {self.tf_exponent}")
+
+    def content_words(self, text: str) -> list[str]:
+        return [
+            w for w in words(text) if not is_stop_word(w) and not _DIGITS.fullmatch(w)
+        ]
+
+    def features(self, text: str | Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Feature hashes (uint64) and their integer weights (int64)."""
+        tokens = self.content_words(text) if isinstance(text, str) else list(text)
+        counts = Counter(tokens)
+        if not counts:
+            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+        hashes = np.fromiter((feature_hash(w) for w in counts), dtype=np.uint64, count=len(counts))
+        tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
+        weights = tf**self.tf_exponent
+        if self.use_idf:
+            weights *= np.fromiter((idf_weight(w) for w in counts), dtype=np.float64)
+        return hashes, np.rint(weights * self.weight_scale).astype(np.int64)
+
+    def simhash(self, text: str) -> int:
+        """The 64-bit fingerprint of ``text`` (0 for a text without content words)."""
+        return _simhash_from(*self.features(text))
+
+    def is_too_short(self, text: str) -> bool:
+        return len(self.content_words(text)) < self.min_words
+
+    def fingerprint(self, text: str) -> int | None:
+        """The fingerprint, or ``None`` when the text is too short to fingerprint."""
+        tokens = self.content_words(text)
+        if len(tokens) < self.min_words:
+            return None
+        return _simhash_from(*self.features(tokens))
+
+
+DEFAULT_FINGERPRINTER = Fingerprinter()
+
+
+def simhash(text: str) -> int:
+    """The 64-bit fingerprint of ``text`` with the default options."""
+    return DEFAULT_FINGERPRINTER.simhash(text)
