@@ -1,0 +1,112 @@
+import pytest
+from scrapy.settings import Settings
+
+from scrapy_simhash._config import MAX_DISTANCE_LIMIT, SimhashConfig
+
+
+def test_defaults():
+    assert SimhashConfig.from_settings(Settings()) == SimhashConfig(
+        enabled=True,
+        dir="simhash",
+        max_distance=3,
+        expected_size=1_000_000,
+        min_text_length=20,
+        max_body_size=10 * 1024 * 1024,
+        html_field="html",
+        text_field="text",
+        url_field="url",
+        reset=False,
+        dry_run=False,
+    )
+
+
+def test_values_from_the_command_line_are_strings():
+    config = SimhashConfig.from_settings(
+        Settings(
+            {
+                "SIMHASH_ENABLED": "false",
+                "SIMHASH_DIR": "/tmp/idx",
+                "SIMHASH_MAX_DISTANCE": "5",
+                "SIMHASH_EXPECTED_SIZE": "10_000",
+                "SIMHASH_MIN_TEXT_LENGTH": " 8 ",
+                "SIMHASH_MAX_BODY_SIZE": "0",
+                "SIMHASH_HTML_FIELD": "body",
+                "SIMHASH_TEXT_FIELD": "content",
+                "SIMHASH_URL_FIELD": "link",
+                "SIMHASH_RESET": "1",
+                "SIMHASH_DRY_RUN": "True",
+            }
+        )
+    )
+    assert config == SimhashConfig(
+        enabled=False,
+        dir="/tmp/idx",
+        max_distance=5,
+        expected_size=10_000,
+        min_text_length=8,
+        max_body_size=0,
+        html_field="body",
+        text_field="content",
+        url_field="link",
+        reset=True,
+        dry_run=True,
+    )
+
+
+def test_typed_values_and_limits_are_accepted():
+    config = SimhashConfig.from_settings(
+        Settings({"SIMHASH_MAX_DISTANCE": MAX_DISTANCE_LIMIT, "SIMHASH_RESET": True})
+    )
+    assert (config.max_distance, config.reset) == (MAX_DISTANCE_LIMIT, True)
+    assert SimhashConfig.from_settings(Settings({"SIMHASH_MAX_DISTANCE": 0})).max_distance == 0
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        (
+            "SIMHASH_MAX_DISTANCE",
+            70,
+            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 16, got 70",
+        ),
+        (
+            "SIMHASH_MAX_DISTANCE",
+            "abc",
+            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 16, got 'abc'",
+        ),
+        (
+            "SIMHASH_MAX_DISTANCE",
+            -1,
+            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 16, got -1",
+        ),
+        (
+            "SIMHASH_MAX_DISTANCE",
+            2.5,
+            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 16, got 2.5",
+        ),
+        (
+            "SIMHASH_MAX_DISTANCE",
+            True,
+            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 16, got True",
+        ),
+        ("SIMHASH_EXPECTED_SIZE", 0, "SIMHASH_EXPECTED_SIZE must be an integer >= 1, got 0"),
+        (
+            "SIMHASH_MIN_TEXT_LENGTH",
+            "ten",
+            "SIMHASH_MIN_TEXT_LENGTH must be an integer >= 1, got 'ten'",
+        ),
+        ("SIMHASH_MAX_BODY_SIZE", "-5", "SIMHASH_MAX_BODY_SIZE must be an integer >= 0, got '-5'"),
+        (
+            "SIMHASH_RESET",
+            "maybe",
+            "SIMHASH_RESET must be a boolean (True/False, 1/0), got 'maybe'",
+        ),
+        ("SIMHASH_DRY_RUN", 2, "SIMHASH_DRY_RUN must be a boolean (True/False, 1/0), got 2"),
+        ("SIMHASH_HTML_FIELD", "", "SIMHASH_HTML_FIELD must be a non-empty string, got ''"),
+        ("SIMHASH_DIR", 5, "SIMHASH_DIR must be a non-empty string, got 5"),
+    ],
+)
+def test_a_bad_value_names_the_setting(name, value, message):
+    with pytest.raises(ValueError) as info:
+        SimhashConfig.from_settings(Settings({name: value}))
+    assert str(info.value) == message
