@@ -1,0 +1,116 @@
+"""One LMDB environment per index directory and process, shared and reference-counted.
+
+LMDB forbids opening one path twice in a process, and an environment must not be used after
+``fork``: the registry hands out the environment already open for a path, and forgets (without
+closing: the parent still owns it) every environment inherited through ``fork``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import lmdb
+
+logger = logging.getLogger(__name__)
+
+#: Sparse map reserved at open and never grown (growing it while other processes hold the
+#: environment has known bugs): 1 TiB on 64-bit systems. Only used pages take disk space.
+DEFAULT_MAP_SIZE = (1 << 40) if sys.maxsize > 2**32 else (1 << 30)
+#: Named databases an environment can hold (tables plus the index's own databases).
+MAX_DBS = 80
+
+
+@dataclass(eq=False)
+class SharedEnv:
+    """An open environment, the process that opened it and how many indexes use it."""
+
+    env: lmdb.Environment
+    path: str
+    readonly: bool
+    pid: int = field(default_factory=os.getpid)
+    refs: int = 1
+    dbs: dict[bytes, Any] = field(default_factory=dict)
+
+    def db(self, name: bytes, **flags: Any) -> Any:
+        """A named database handle, opened once per environment."""
+        handle = self.dbs.get(name)
+        if handle is None:
+            handle = self.env.open_db(name, create=not self.readonly, **flags)
+            self.dbs[name] = handle
+        return handle
+
+    @property
+    def stale(self) -> bool:
+        """True in a process forked after this environment was opened."""
+        return self.pid != os.getpid()
+
+
+_lock = threading.Lock()
+_open: dict[str, SharedEnv] = {}
+# Environments inherited through fork: kept referenced so they are never closed (or
+# garbage-collected) in the child, which does not own them.
+_inherited: list[SharedEnv] = []
+
+
+def _forget_after_fork() -> None:
+    _inherited.extend(_open.values())
+    _open.clear()
+
+
+os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def acquire(path: str, readonly: bool, map_size: int) -> SharedEnv:
+    """The environment for ``path`` in this process, opening it if needed.
+
+    A read-only request shares a writable environment already open; a writable request while
+    the path is open read-only in this process is refused (LMDB cannot reopen it).
+    """
+    key = os.path.realpath(path)
+    with _lock:
+        shared = _open.get(key)
+        if shared is not None and shared.stale:
+            _inherited.append(shared)
+            shared = None
+        if shared is not None:
+            if shared.readonly and not readonly:
+                raise ValueError(
+                    f"index {path!r} is already open read-only in this process; close it"
+                    " before opening it for writing"
+                )
+            shared.refs += 1
+            return shared
+        env = lmdb.open(
+            key,
+            map_size=map_size,
+            max_dbs=MAX_DBS,
+            readonly=readonly,
+            lock=True,
+            subdir=True,
+            create=not readonly,
+            max_readers=512,
+            readahead=False,
+        )
+        shared = SharedEnv(env, key, readonly)
+        _open[key] = shared
+        logger.debug("opened LMDB environment %s (readonly=%s)", key, readonly)
+        return shared
+
+
+def release(shared: SharedEnv) -> None:
+    """Drop one reference; the last one closes the environment (not in a forked child)."""
+    with _lock:
+        if shared.stale:
+            return
+        shared.refs -= 1
+        if shared.refs > 0:
+            return
+        if _open.get(shared.path) is shared:
+            del _open[shared.path]
+        shared.env.close()
+        logger.debug("closed LMDB environment %s", shared.path)

@@ -1,0 +1,807 @@
+"""A persistent index that finds every stored simhash within Hamming distance k.
+
+Manku, Jain and Das Sarma's permuted tables ("Detecting Near-Duplicates for Web Crawling",
+WWW 2007, section 3) on LMDB: exact (never approximate), on disk, shared by several processes.
+
+One LMDB environment per index directory holds these named databases:
+
+* ``meta``: format version, fingerprint version, k and the layout (checked at every open);
+* ``docs``: document id (16-byte hash of the key) -> fingerprint, first-seen time, key, record;
+* ``fps``: fingerprint (8 bytes) -> document ids (DUPSORT+DUPFIXED: documents may share one);
+* ``t00``, ``t01``, ...: one per table, the permuted fingerprint as a 2-byte bucket (its top 16
+  bits) with the low 48 bits as 6-byte DUPSORT+DUPFIXED values, probed with ``set_range_dup``.
+
+Every change is one write transaction, so a killed process loses only uncommitted work, and
+``check_and_insert`` is atomic across processes. Reads use one short transaction per call.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import lmdb
+import numpy as np
+
+from . import _lmdb
+from ._layout import MAX_SUPPORTED_DISTANCE, Layout, choose_layout
+from ._pairs import near_pairs
+from ._records import (
+    LOW_MASK,
+    check_fingerprint,
+    check_key,
+    decode_doc,
+    decode_header,
+    doc_id,
+    encode_doc,
+    split_seen,
+    table_entry,
+)
+from .fingerprint import FINGERPRINT_VERSION
+
+__all__ = ["FORMAT_VERSION", "IndexMismatchError", "Layout", "Match", "SimhashIndex"]
+
+logger = logging.getLogger(__name__)
+
+#: Version of the on-disk format written by this module; other versions are refused.
+FORMAT_VERSION = 1
+#: k of a new index when none is given.
+DEFAULT_MAX_DISTANCE = 3
+
+_META = b"meta"
+_DOCS = b"docs"
+_FPS = b"fps"
+_CHUNK = 1000  # entries per read transaction when streaming
+
+
+class IndexMismatchError(ValueError):
+    """The index on disk was built with other parameters (k, layout, fingerprint or format
+    version) than the ones asked for or understood by this code."""
+
+
+@dataclass(frozen=True)
+class Match:
+    """A stored document near a query."""
+
+    fingerprint: int
+    key: str
+    distance: int
+    record: dict[str, Any]
+
+
+def _fp_bytes(fingerprint: int) -> bytes:
+    return fingerprint.to_bytes(8, "big")
+
+
+class SimhashIndex:
+    """Every stored fingerprint within ``max_distance`` bits of a query, from an LMDB index.
+
+    ``path`` is a directory (created if missing, unless ``readonly``). A new index chooses its
+    layout from ``max_distance`` (default 3) and ``expected_size`` so that table prefixes are
+    close to log2(N) bits, or takes ``layout`` as given. An existing index keeps the k and layout
+    it was built with: ``expected_size`` is then ignored, while a different ``max_distance`` or
+    ``layout``, or an index written by another fingerprint or format version, raises
+    :class:`IndexMismatchError` naming both values. ``reset=True`` empties the index at open and
+    starts afresh with the given parameters.
+
+    ``readonly=True`` inspects an index (which must exist) while other processes write to it.
+    The environment is opened once per process and path and shared by every index object on it;
+    after ``fork`` the child opens its own. ``map_size`` is reserved once, sparse, and large
+    (1 TiB on 64-bit) so that the map is never full and never grown.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        max_distance: int | None = None,
+        expected_size: int = 1_000_000,
+        *,
+        readonly: bool = False,
+        reset: bool = False,
+        map_size: int = _lmdb.DEFAULT_MAP_SIZE,
+        layout: Layout | None = None,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.readonly = bool(readonly)
+        if max_distance is not None:
+            max_distance = _check_distance(max_distance, "max_distance", MAX_SUPPORTED_DISTANCE)
+        if isinstance(expected_size, bool) or not isinstance(expected_size, int):
+            raise TypeError(f"expected_size must be an int, got {type(expected_size).__name__}")
+        if expected_size < 1:
+            raise ValueError(f"expected_size must be >= 1, got {expected_size}")
+        if layout is not None and max_distance is not None and layout.max_distance != max_distance:
+            raise ValueError(
+                f"layout is for max_distance={layout.max_distance}, not {max_distance}"
+            )
+        if readonly and reset:
+            raise ValueError("reset=True cannot be used with readonly=True")
+        if readonly:
+            if not os.path.exists(os.path.join(self.path, "data.mdb")):
+                raise FileNotFoundError(f"no index at {self.path!r}")
+        else:
+            os.makedirs(self.path, exist_ok=True)
+        self._closed = True
+        self._batch: lmdb.Transaction | None = None
+        self._batch_ops = 0
+        self._batch_size = 0
+        self._queries = 0
+        self._candidates = 0
+        self._shared = _lmdb.acquire(self.path, self.readonly, map_size)
+        self._closed = False
+        try:
+            self.layout = self._open_meta(max_distance, expected_size, layout, reset)
+        except BaseException:
+            self.close()
+            raise
+        self.max_distance = self.layout.max_distance
+        self._open_dbs()
+
+    # -- opening -------------------------------------------------------------------------
+
+    def _open_meta(
+        self, max_distance: int | None, expected_size: int, layout: Layout | None, reset: bool
+    ) -> Layout:
+        env = self._shared.env
+        try:
+            meta = self._shared.db(_META)
+        except lmdb.NotFoundError:
+            raise ValueError(f"{self.path!r} is an LMDB environment, not an index") from None
+        with env.begin() as txn:
+            stored = dict(txn.cursor(db=meta))
+        if stored and reset:
+            self._reset()
+            stored = {}
+        if not stored:
+            if self.readonly:
+                raise ValueError(f"{self.path!r} holds no index")
+            k = DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
+            if layout is None:
+                layout = choose_layout(k, expected_size)
+            with env.begin(write=True) as txn:
+                txn.put(b"format_version", str(FORMAT_VERSION).encode(), db=meta)
+                txn.put(b"fingerprint_version", str(FINGERPRINT_VERSION).encode(), db=meta)
+                txn.put(b"max_distance", str(k).encode(), db=meta)
+                txn.put(b"layout", layout.to_json().encode(), db=meta)
+                txn.put(b"created", repr(time.time()).encode(), db=meta)
+            logger.info("created index %s: %s", self.path, layout)
+            return layout
+        return self._check_meta(stored, max_distance, layout)
+
+    def _check_meta(
+        self, stored: dict[bytes, bytes], max_distance: int | None, layout: Layout | None
+    ) -> Layout:
+        def differ(what: str, on_disk: object, wanted: object) -> IndexMismatchError:
+            return IndexMismatchError(
+                f"index {self.path!r} was built with {what}={on_disk}, not {wanted}"
+            )
+
+        fmt = int(stored.get(b"format_version", b"0"))
+        if fmt != FORMAT_VERSION:
+            raise differ("format_version", fmt, f"{FORMAT_VERSION} (this code's format)")
+        fpv = int(stored.get(b"fingerprint_version", b"0"))
+        if fpv != FINGERPRINT_VERSION:
+            raise differ(
+                "fingerprint_version", fpv, f"{FINGERPRINT_VERSION} (this code's fingerprints)"
+            )
+        k = int(stored[b"max_distance"])
+        if max_distance is not None and max_distance != k:
+            raise differ("max_distance", k, max_distance)
+        try:
+            on_disk = Layout.from_json(stored[b"layout"].decode())
+        except ValueError as exc:
+            raise IndexMismatchError(f"index {self.path!r}: {exc}") from None
+        if layout is not None and layout != on_disk:
+            raise differ("layout", f"'{on_disk}'", f"'{layout}'")
+        return on_disk
+
+    def _reset(self) -> None:
+        """Empty every database of the index (tables are deleted: the new layout may differ)."""
+        shared = self._shared
+        if shared.refs > 1:
+            raise ValueError(f"cannot reset {self.path!r}: it is open elsewhere in this process")
+        with shared.env.begin() as txn:
+            names = [bytes(name) for name, _ in txn.cursor()]
+        fixed = {"dupsort": True, "dupfixed": True}
+        handles = [(shared.db(_META), False), (shared.db(_DOCS), False)]
+        handles.append((shared.db(_FPS, **fixed), False))
+        handles += [(shared.db(n, **fixed), True) for n in names if n[:1] == b"t"]
+        with shared.env.begin(write=True) as txn:
+            for handle, delete in handles:
+                txn.drop(handle, delete=delete)
+        for name in names:
+            if name[:1] == b"t":
+                shared.dbs.pop(name, None)
+        logger.info("reset index %s", self.path)
+
+    def _open_dbs(self) -> None:
+        shared = self._shared
+        shared.db(_META)
+        fixed = {"dupsort": True, "dupfixed": True}
+        self._docs = shared.db(_DOCS)
+        self._fps = shared.db(_FPS, **fixed)
+        self._tables = [shared.db(b"t%02d" % i, **fixed) for i in range(self.layout.tables)]
+        self._plans = self.layout.plans
+
+    # -- transactions ----------------------------------------------------------------------
+
+    def _env(self) -> lmdb.Environment:
+        if self._closed:
+            raise ValueError(f"index {self.path!r} is closed")
+        if self._shared.stale:  # forked: never touch the parent's environment
+            logger.debug("reopening index %s after fork", self.path)
+            self._batch = None
+            self._shared = _lmdb.acquire(self.path, self.readonly, _lmdb.DEFAULT_MAP_SIZE)
+            self._open_dbs()
+        return self._shared.env
+
+    @contextmanager
+    def _read(self) -> Iterator[lmdb.Transaction]:
+        env = self._env()
+        if self._batch is not None:
+            yield self._batch
+            return
+        with env.begin() as txn:
+            yield txn
+
+    @contextmanager
+    def _write(self) -> Iterator[lmdb.Transaction]:
+        env = self._env()
+        if self.readonly:
+            raise ValueError(f"index {self.path!r} is open read-only")
+        if self._batch is not None:
+            yield self._batch
+            self._batch_ops += 1
+            if self._batch_ops >= self._batch_size:
+                self._batch.commit()
+                self._batch = env.begin(write=True)
+                self._batch_ops = 0
+            return
+        with env.begin(write=True) as txn:
+            yield txn
+
+    @contextmanager
+    def batch(self, commit_every: int = 1000) -> Iterator[SimhashIndex]:
+        """Group the writes made inside the block into transactions of ``commit_every``
+        operations (committed when full and at the end): the way to insert one by one quickly.
+
+        Reads inside the block see the uncommitted writes. Other processes' writers wait while
+        a batch transaction is open, so keep blocks short-lived. On an LMDB error the
+        uncommitted operations are rolled back; committed ones stay.
+        """
+        if commit_every < 1:
+            raise ValueError(f"commit_every must be >= 1, got {commit_every}")
+        if self._batch is not None:
+            raise RuntimeError("batch() blocks do not nest")
+        env = self._env()
+        if self.readonly:
+            raise ValueError(f"index {self.path!r} is open read-only")
+        self._batch = env.begin(write=True)
+        self._batch_ops = 0
+        self._batch_size = commit_every
+        try:
+            yield self
+        except lmdb.Error:
+            if self._batch is not None:
+                self._batch.abort()
+            raise
+        except BaseException:
+            if self._batch is not None:
+                self._batch.commit()
+            raise
+        else:
+            if self._batch is not None:
+                self._batch.commit()
+        finally:
+            self._batch = None
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _add_to_tables(self, txn: lmdb.Transaction, fingerprint: int) -> None:
+        for plan, db in zip(self._plans, self._tables, strict=True):
+            bucket, low = table_entry(plan.forward(fingerprint))
+            txn.put(bucket, low, db=db, dupdata=True)
+
+    def _remove_from_tables(self, txn: lmdb.Transaction, fingerprint: int) -> None:
+        for plan, db in zip(self._plans, self._tables, strict=True):
+            bucket, low = table_entry(plan.forward(fingerprint))
+            txn.delete(bucket, low, db=db)
+
+    def _unlink(self, txn: lmdb.Transaction, fingerprint: int, docid: bytes) -> bool:
+        """Detach a document from its fingerprint; True if that was the fingerprint's last."""
+        fpb = _fp_bytes(fingerprint)
+        txn.delete(fpb, docid, db=self._fps)
+        if txn.get(fpb, db=self._fps) is None:
+            self._remove_from_tables(txn, fingerprint)
+            return True
+        return False
+
+    def _link(self, txn: lmdb.Transaction, fingerprint: int, docid: bytes) -> bool:
+        """Attach a document to a fingerprint; True if the fingerprint is new."""
+        fpb = _fp_bytes(fingerprint)
+        new = txn.get(fpb, db=self._fps) is None
+        txn.put(fpb, docid, db=self._fps, dupdata=True)
+        return new
+
+    def _store(
+        self,
+        txn: lmdb.Transaction,
+        fingerprint: int,
+        key: str,
+        record: dict[str, Any],
+        now: float,
+        tables: bool = True,
+    ) -> bool:
+        """Insert or replace one document; True if its fingerprint is new to the index (then
+        added to the tables unless ``tables`` is False)."""
+        docid = doc_id(key)
+        old = txn.get(docid, db=self._docs)
+        given_seen = "seen" in record
+        record, seen = split_seen(record, now)
+        old_fp = None
+        if old is not None:
+            old_fp, old_seen = decode_header(old)
+            if not given_seen:
+                seen = old_seen
+        # Encoded before any write: a bad record leaves the transaction untouched.
+        data = encode_doc(fingerprint, seen, key, record)
+        new = False
+        if old_fp is None:
+            new = self._link(txn, fingerprint, docid)
+        else:
+            if old_fp != fingerprint:
+                self._unlink(txn, old_fp, docid)
+                new = self._link(txn, fingerprint, docid)
+        txn.put(docid, data, db=self._docs)
+        if new and tables:
+            self._add_to_tables(txn, fingerprint)
+        return new
+
+    def insert(self, fingerprint: int, key: str, **record: Any) -> None:
+        """Store ``key`` with ``fingerprint`` and a JSON-serializable ``record``.
+
+        A key stored before is replaced (a recrawled URL): its fingerprint and record change,
+        its first-seen time ``seen`` stays unless ``seen=`` is given.
+        """
+        fingerprint = check_fingerprint(fingerprint)
+        key = check_key(key)
+        with self._write() as txn:
+            self._store(txn, fingerprint, key, record, time.time())
+
+    def insert_many(self, items: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
+        """Store many ``(fingerprint, key, record)`` in one write transaction (the last of
+        repeated keys wins); returns how many items were read.
+
+        Table entries are sorted per table and appended in order, the fast path for a bulk
+        import (into an empty index it appends without comparisons).
+        """
+        now = time.time()
+        docs: dict[bytes, tuple[int, str, dict[str, Any]]] = {}
+        count = 0
+        for item in items:
+            fingerprint, key, record = item
+            fingerprint = check_fingerprint(fingerprint)
+            key = check_key(key)
+            if not isinstance(record, dict):
+                raise TypeError(f"record must be a dict, got {type(record).__name__}")
+            docs[doc_id(key)] = (fingerprint, key, record)
+            count += 1
+        if not docs:
+            return 0
+        with self._write() as txn:
+            if txn.stat(self._docs)["entries"] == 0:
+                self._bulk_load(txn, docs, now)
+            else:
+                new = [
+                    fp
+                    for fp, key, record in docs.values()
+                    if self._store(txn, fp, key, record, now, tables=False)
+                ]
+                # A fingerprint can only be new once per batch (keys are unique in it), and
+                # none of the new ones is unlinked again: add them to the tables sorted.
+                self._put_tables(txn, np.array(new, dtype=np.uint64), append=False)
+        return count
+
+    def _bulk_load(
+        self, txn: lmdb.Transaction, docs: dict[bytes, tuple[int, str, dict[str, Any]]], now: float
+    ) -> None:
+        """Load documents into an empty index: every database appended in key order."""
+        order = sorted(docs)
+        encoded = []
+        links = []
+        for docid in order:
+            fp, key, record = docs[docid]
+            record, seen = split_seen(record, now)
+            encoded.append((docid, encode_doc(fp, seen, key, record)))
+            links.append((_fp_bytes(fp), docid))
+        with txn.cursor(self._docs) as cur:
+            _check_added(cur.putmulti(encoded, append=True), len(encoded), "docs")
+        links.sort()
+        with txn.cursor(self._fps) as cur:
+            _check_added(cur.putmulti(links, append=True), len(links), "fps")
+        fps = np.unique(np.array([docs[d][0] for d in order], dtype=np.uint64))
+        self._put_tables(txn, fps, append=True)
+
+    def _put_tables(self, txn: lmdb.Transaction, fingerprints: np.ndarray, append: bool) -> None:
+        if not fingerprints.size:
+            return
+        for plan, db in zip(self._plans, self._tables, strict=True):
+            permuted = np.sort(plan.forward_np(fingerprints))
+            buckets = (permuted >> np.uint64(48)).astype(">u2").view("V2").tolist()
+            lows = (
+                permuted.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 2:].copy().view("V6")
+            )
+            with txn.cursor(db) as cur:
+                entries = zip(buckets, lows.ravel().tolist(), strict=True)
+                added = cur.putmulti(entries, append=append)
+            _check_added(added, permuted.size, "table")
+
+    def remove(self, key: str) -> bool:
+        """Remove the document stored under ``key``; False if there was none."""
+        key = check_key(key)
+        docid = doc_id(key)
+        with self._write() as txn:
+            old = txn.pop(docid, db=self._docs)
+            if old is None:
+                return False
+            self._unlink(txn, decode_header(old)[0], docid)
+            return True
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _probe(self, txn: lmdb.Transaction, query: int, k: int) -> dict[int, int]:
+        """Stored fingerprints within ``k`` of ``query``: {fingerprint: distance}."""
+        found: dict[int, int] = {}
+        scanned = 0
+        for plan, db in zip(self._plans, self._tables, strict=True):
+            permuted = plan.forward(query)
+            prefix = plan.prefix_bits
+            cur = txn.cursor(db)
+            if prefix >= 16:
+                bucket = (permuted >> 48).to_bytes(2, "big")
+                high = permuted & ~LOW_MASK
+                low = permuted & LOW_MASK
+                shift = 64 - prefix
+                start = (low >> shift) << shift
+                end = start + (1 << shift)
+                if not cur.set_range_dup(bucket, start.to_bytes(6, "big")):
+                    continue
+                for value in cur.iternext_dup():
+                    v = int.from_bytes(value, "big")
+                    if v >= end:
+                        break
+                    scanned += 1
+                    distance = (v ^ low).bit_count()
+                    if distance <= k:
+                        found[plan.inverse(high | v)] = distance
+            else:
+                shift = 64 - prefix
+                first = (permuted >> shift) << shift
+                end = first + (1 << shift)
+                if not cur.set_range(first.to_bytes(8, "big")[:2]):
+                    continue
+                for bucket, value in cur.iternext():
+                    v = (int.from_bytes(bucket, "big") << 48) | int.from_bytes(value, "big")
+                    if v >= end:
+                        break
+                    scanned += 1
+                    distance = (v ^ permuted).bit_count()
+                    if distance <= k:
+                        found[plan.inverse(v)] = distance
+        self._queries += 1
+        self._candidates += scanned
+        return found
+
+    def _matches(
+        self, txn: lmdb.Transaction, found: dict[int, int], exclude: bytes | None = None
+    ) -> list[Match]:
+        matches = []
+        cur = txn.cursor(self._fps)
+        for fingerprint, distance in found.items():
+            if not cur.set_key(_fp_bytes(fingerprint)):
+                continue
+            for docid in cur.iternext_dup():
+                if docid == exclude:
+                    continue
+                data = txn.get(docid, db=self._docs)
+                if data is None:
+                    continue
+                _, key, record = decode_doc(data)
+                matches.append(Match(fingerprint, key, distance, record))
+        matches.sort(key=lambda m: (m.distance, m.key))
+        return matches
+
+    def _query_distance(self, max_distance: int | None) -> int:
+        if max_distance is None:
+            return self.max_distance
+        return _check_distance(max_distance, "max_distance", self.max_distance)
+
+    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
+        """Every stored document within ``max_distance`` (default and at most the index's k)
+        bits of ``fingerprint``, nearest first, then by key."""
+        fingerprint = check_fingerprint(fingerprint)
+        k = self._query_distance(max_distance)
+        with self._read() as txn:
+            return self._matches(txn, self._probe(txn, fingerprint, k))
+
+    def query_many(
+        self, fingerprints: Iterable[int], max_distance: int | None = None
+    ) -> list[list[Match]]:
+        """:meth:`query` for each fingerprint, in one read transaction."""
+        queries = [check_fingerprint(fp, "fingerprints") for fp in fingerprints]
+        k = self._query_distance(max_distance)
+        with self._read() as txn:
+            return [self._matches(txn, self._probe(txn, fp, k)) for fp in queries]
+
+    def _check_and_store(
+        self, txn: lmdb.Transaction, fingerprint: int, key: str, record: dict[str, Any], now: float
+    ) -> Match | None:
+        docid = doc_id(key)
+        matches = self._matches(txn, self._probe(txn, fingerprint, self.max_distance), docid)
+        if matches:
+            return matches[0]
+        self._store(txn, fingerprint, key, record, now)
+        return None
+
+    def check_and_insert(self, fingerprint: int, key: str, **record: Any) -> Match | None:
+        """In one write transaction: the nearest stored document within k (other than ``key``
+        itself) if there is one, else insert this one and return None. Processes racing with
+        near duplicates of one another admit exactly one."""
+        fingerprint = check_fingerprint(fingerprint)
+        key = check_key(key)
+        with self._write() as txn:
+            return self._check_and_store(txn, fingerprint, key, record, time.time())
+
+    def check_and_insert_many(
+        self, items: Sequence[tuple[int, str, dict[str, Any]]]
+    ) -> list[Match | None]:
+        """:meth:`check_and_insert` for each ``(fingerprint, key, record)`` in ONE write
+        transaction, each item seeing those admitted before it."""
+        checked = []
+        for fingerprint, key, record in items:
+            if not isinstance(record, dict):
+                raise TypeError(f"record must be a dict, got {type(record).__name__}")
+            checked.append((check_fingerprint(fingerprint), check_key(key), record))
+        now = time.time()
+        with self._write() as txn:
+            return [self._check_and_store(txn, fp, key, rec, now) for fp, key, rec in checked]
+
+    def get(self, key: str) -> Match | None:
+        """The stored entry for ``key`` (distance 0), or None."""
+        key = check_key(key)
+        with self._read() as txn:
+            data = txn.get(doc_id(key), db=self._docs)
+        if data is None:
+            return None
+        fingerprint, key, record = decode_doc(data)
+        return Match(fingerprint, key, 0, record)
+
+    def __len__(self) -> int:
+        with self._read() as txn:
+            return int(txn.stat(self._docs)["entries"])
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str) or not key:
+            return False
+        with self._read() as txn:
+            return txn.get(doc_id(key), db=self._docs) is not None
+
+    def _stream_docs(self) -> Iterator[bytes]:
+        """Every document record, a chunk per short read transaction."""
+        after: bytes | None = None
+        while True:
+            with self._read() as txn:
+                cur = txn.cursor(self._docs)
+                positioned = cur.first() if after is None else cur.set_range(after)
+                chunk = []
+                while positioned and len(chunk) < _CHUNK:
+                    docid, data = cur.item()
+                    if docid != after:
+                        chunk.append((docid, data))
+                    positioned = cur.next()
+            if not chunk:
+                return
+            after = chunk[-1][0]
+            for _, data in chunk:
+                yield data
+
+    def items(self) -> Iterator[Match]:
+        """Every stored document (distance 0), streamed in short read transactions."""
+        for data in self._stream_docs():
+            fingerprint, key, record = decode_doc(data)
+            yield Match(fingerprint, key, 0, record)
+
+    def keys(self) -> Iterator[str]:
+        """Every stored key, streamed in short read transactions."""
+        for match in self.items():
+            yield match.key
+
+    def __iter__(self) -> Iterator[str]:
+        return self.keys()
+
+    # -- batch mode ------------------------------------------------------------------------
+
+    def _all_links(self) -> tuple[np.ndarray, list[bytes]]:
+        """(fingerprints as uint64, document ids), one per stored document."""
+        with self._read() as txn:
+            fps = []
+            ids = []
+            for fpb, docid in txn.cursor(self._fps):
+                fps.append(fpb)
+                ids.append(docid)
+        return np.frombuffer(b"".join(fps), dtype=">u8").astype(np.uint64), ids
+
+    def pairs(self, max_distance: int | None = None) -> Iterator[tuple[str, str, int]]:
+        """Batch mode: every pair of stored documents within ``max_distance`` bits, as
+        ``(key_a, key_b, distance)`` with ``key_a < key_b``, found by sorting each table's
+        permutation of all fingerprints (not by one query per fingerprint)."""
+        k = self._query_distance(max_distance)
+        fps, ids = self._all_links()
+        a, b, dist = near_pairs(self.layout, fps, k)
+        distinct, counts = np.unique(fps, return_counts=True)
+        shared = distinct[counts > 1]
+        wanted = set(np.concatenate([a, b, shared]).tolist())
+        docids: dict[int, list[bytes]] = {}
+        for fp, docid in zip(fps.tolist(), ids, strict=True):
+            if fp in wanted:
+                docids.setdefault(fp, []).append(docid)
+        keys: dict[int, list[str]] = {}
+        with self._read() as txn:
+            for fp, group in docids.items():
+                keys[fp] = sorted(decode_doc(txn.get(d, db=self._docs))[1] for d in group)
+        for fp in shared.tolist():
+            group = keys[fp]
+            for i, ka in enumerate(group):
+                for kb in group[i + 1 :]:
+                    yield ka, kb, 0
+        for fa, fb, d in zip(a.tolist(), b.tolist(), dist.tolist(), strict=True):
+            for ka in keys[fa]:
+                for kb in keys[fb]:
+                    yield (ka, kb, d) if ka < kb else (kb, ka, d)
+
+    def clusters(self, max_distance: int | None = None) -> list[list[str]]:
+        """Connected components (of two or more documents) of :meth:`pairs`, each sorted,
+        biggest first."""
+        parent: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            root = parent.setdefault(x, x)
+            while parent[root] != root:
+                root = parent[root]
+            while parent[x] != root:
+                parent[x], x = root, parent[x]
+            return root
+
+        for ka, kb, _ in self.pairs(max_distance):
+            ra, rb = find(ka), find(kb)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+        groups: dict[str, list[str]] = {}
+        for key in parent:
+            groups.setdefault(find(key), []).append(key)
+        return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g[0]))
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, layout, disk use and probe cost of the index."""
+        env = self._env()
+        with self._read() as txn:
+            entries = int(txn.stat(self._docs)["entries"])
+            fingerprints = int(txn.stat(self._tables[0])["entries"])
+        seen = []
+        if entries <= 100_000:  # a scan of the document headers, one read transaction
+            with self._read() as txn:
+                seen = [decode_header(data)[1] for _, data in txn.cursor(self._docs)]
+        info = env.info()
+        page = env.stat()["psize"]
+        data_file = os.path.join(self.path, "data.mdb")
+        disk = os.stat(data_file)
+        return {
+            "path": self.path,
+            "entries": entries,
+            "fingerprints": fingerprints,
+            "tables": self.layout.tables,
+            "blocks": list(self.layout.blocks),
+            "sub_blocks": list(self.layout.sub_blocks),
+            "prefix_bits": list(self.layout.prefix_bits),
+            "layout": str(self.layout),
+            "max_distance": self.max_distance,
+            "fingerprint_version": FINGERPRINT_VERSION,
+            "format_version": FORMAT_VERSION,
+            "bytes_on_disk": disk.st_blocks * 512,
+            "file_size": disk.st_size,
+            "map_size": info["map_size"],
+            "map_used": (info["last_pgno"] + 1) * page,
+            "candidates_per_probe": (self._candidates / self._queries) if self._queries else None,
+            "expected_candidates_per_probe": self.layout.candidates_per_probe(fingerprints),
+            "queries": self._queries,
+            "oldest_seen": min(seen) if seen else None,
+            "newest_seen": max(seen) if seen else None,
+        }
+
+    def verify(self) -> list[str]:
+        """Problems found (empty when healthy): every document is linked to its fingerprint,
+        every link has its document, and every table holds exactly the linked fingerprints.
+        Runs in one read transaction."""
+        problems: list[str] = []
+        with self._read() as txn:
+            linked: set[int] = set()
+            links = 0
+            fps_cur = txn.cursor(self._fps)
+            for docid, data in txn.cursor(self._docs):
+                fingerprint, key, _ = decode_doc(data)
+                if doc_id(key) != docid:
+                    problems.append(f"document {key!r} is stored under another id")
+                if not fps_cur.set_key_dup(_fp_bytes(fingerprint), docid):
+                    problems.append(f"document {key!r} is not linked to {fingerprint:#018x}")
+            for fpb, docid in txn.cursor(self._fps):
+                links += 1
+                fingerprint = int.from_bytes(fpb, "big")
+                linked.add(fingerprint)
+                data = txn.get(docid, db=self._docs)
+                if data is None:
+                    problems.append(f"fingerprint {fingerprint:#018x} links a missing document")
+                elif decode_header(data)[0] != fingerprint:
+                    problems.append(f"fingerprint {fingerprint:#018x} links another's document")
+            entries = txn.stat(self._docs)["entries"]
+            if links != entries:
+                problems.append(f"{links} fingerprint links for {entries} documents")
+            for i, (plan, db) in enumerate(zip(self._plans, self._tables, strict=True)):
+                in_table = set()
+                for bucket, low in txn.cursor(db):
+                    permuted = (int.from_bytes(bucket, "big") << 48) | int.from_bytes(low, "big")
+                    if len(low) != 6:
+                        problems.append(f"table {i} holds a {len(low)}-byte value")
+                    in_table.add(plan.inverse(permuted))
+                for fp in sorted(in_table - linked)[:10]:
+                    problems.append(f"table {i} holds {fp:#018x}, linked to no document")
+                for fp in sorted(linked - in_table)[:10]:
+                    problems.append(f"table {i} lacks {fp:#018x}")
+        return problems
+
+    def compact(self, dest: str | os.PathLike[str]) -> None:
+        """Write a compacted copy of the index to the new or empty directory ``dest``."""
+        dest = os.fspath(dest)
+        os.makedirs(dest, exist_ok=True)
+        if os.listdir(dest):
+            raise ValueError(f"dest {dest!r} must be an empty directory")
+        self._env().copy(dest, compact=True)
+
+    def close(self) -> None:
+        """Release the environment (closed when its last index in this process closes)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._batch is not None and not self._shared.stale:
+            self._batch.abort()
+        self._batch = None
+        _lmdb.release(self._shared)
+
+    def __enter__(self) -> SimhashIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else ("read-only" if self.readonly else "open")
+        return f"SimhashIndex({self.path!r}, {self.layout.name}, k={self.max_distance}, {state})"
+
+
+def _check_added(result: tuple[int, int], expected: int, what: str) -> None:
+    """putmulti(append=True) skips out-of-order records silently: make that loud."""
+    if result[1] != expected:
+        raise RuntimeError(f"bulk load wrote {result[1]} of {expected} {what} entries")
+
+
+def _check_distance(value: Any, name: str, limit: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not 0 <= value <= limit:
+        raise ValueError(f"{name} must be in 0..{limit}, got {value}")
+    return value

@@ -1,0 +1,338 @@
+"""SimhashIndex behaviour on real LMDB environments."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from scrapy_simhash._layout import build_layout, choose_layout
+from scrapy_simhash.fingerprint import FINGERPRINT_VERSION
+from scrapy_simhash.index import FORMAT_VERSION, IndexMismatchError, Match, SimhashIndex
+
+
+def flip(fp: int, *bits: int) -> int:
+    for b in bits:
+        fp ^= 1 << b
+    return fp
+
+
+@pytest.fixture
+def index(tmp_path):
+    with SimhashIndex(tmp_path / "ix", max_distance=3, expected_size=1000) as ix:
+        yield ix
+
+
+def test_query_finds_neighbours_within_k_nearest_first(index):
+    base = 0x0123_4567_89AB_CDEF
+    index.insert(base, "exact", title="a")
+    index.insert(flip(base, 0, 63, 31), "three")
+    index.insert(flip(base, 5), "one")
+    index.insert(flip(base, 1, 2, 3, 4), "four")
+    matches = index.query(base)
+    assert [(m.key, m.distance) for m in matches] == [("exact", 0), ("one", 1), ("three", 3)]
+    assert matches[0].fingerprint == base
+    assert matches[0].record["title"] == "a"
+    assert isinstance(matches[0].record["seen"], float)
+    assert [m.key for m in index.query(base, max_distance=1)] == ["exact", "one"]
+
+
+def test_same_fingerprint_several_documents_and_ties_by_key(index):
+    index.insert(42, "b")
+    index.insert(42, "a")
+    assert [m.key for m in index.query(42)] == ["a", "b"]
+    assert len(index) == 2
+    assert index.stats()["fingerprints"] == 1
+    assert index.remove("a")
+    assert [m.key for m in index.query(42)] == ["b"]
+    assert index.verify() == []
+
+
+def test_reinsert_key_replaces_fingerprint_and_keeps_first_seen(index):
+    index.insert(1 << 20, "url", v=1)
+    first = index.get("url")
+    index.insert(0xFFFF_0000_FFFF_0000, "url", v=2)
+    assert len(index) == 1
+    assert index.query(1 << 20) == []
+    again = index.get("url")
+    assert again.fingerprint == 0xFFFF_0000_FFFF_0000
+    assert again.record["v"] == 2
+    assert again.record["seen"] == first.record["seen"]
+    index.insert(5, "url", seen=123.0)
+    assert index.get("url").record["seen"] == 123.0
+    assert index.verify() == []
+
+
+def test_remove_contains_get_keys_items(index):
+    index.insert(1, "a")
+    index.insert(2, "b")
+    assert "a" in index and "z" not in index and 3 not in index
+    assert sorted(index.keys()) == ["a", "b"]
+    assert sorted(m.key for m in index.items()) == ["a", "b"]
+    assert index.get("a") == Match(1, "a", 0, index.get("a").record)
+    assert index.remove("a") is True
+    assert index.remove("a") is False
+    assert index.get("a") is None
+    assert index.query(1) == [Match(2, "b", 2, index.get("b").record)]
+    assert list(index.keys()) == ["b"]
+
+
+def test_keys_stream_over_many_chunks(index):
+    index.insert_many((i * 7919, f"k{i}", {}) for i in range(2500))
+    assert sorted(index.keys()) == sorted(f"k{i}" for i in range(2500))
+
+
+def test_long_and_unicode_keys(index):
+    long_key = "https://example.com/" + "x" * 5000
+    index.insert(99, long_key, title="long")
+    index.insert(99 ^ 1, "https://例え.jp/ページ")
+    assert index.get(long_key).key == long_key
+    assert long_key in index
+    assert [m.key for m in index.query(99)] == [long_key, "https://例え.jp/ページ"]
+    assert index.remove(long_key)
+    assert index.verify() == []
+
+
+def test_check_and_insert(index):
+    assert index.check_and_insert(0b1111, "first") is None
+    dup = index.check_and_insert(0b1000_0111, "second")
+    assert dup is not None and dup.key == "first" and dup.distance == 2
+    assert "second" not in index
+    # Its own earlier version does not count as a duplicate of a recrawled key.
+    assert index.check_and_insert(0b1111, "first", v=2) is None
+    assert index.get("first").record["v"] == 2
+    assert index.check_and_insert(1 << 50 | 1 << 40 | 1 << 30 | 1 << 20, "far") is None
+
+
+def test_check_and_insert_many_sees_earlier_items_of_the_batch(index):
+    items = [(100, "a", {}), (101, "b", {}), (1 << 60, "c", {}), ((1 << 60) | 3, "d", {})]
+    out = index.check_and_insert_many(items)
+    assert out[0] is None and out[2] is None
+    assert out[1].key == "a" and out[3].key == "c"
+    assert sorted(index.keys()) == ["a", "c"]
+
+
+def test_insert_many_into_empty_and_nonempty(index):
+    rng = random.Random(1)
+    first = [(rng.getrandbits(64), f"a{i}", {"i": i}) for i in range(500)]
+    first.append((first[0][0], "shares-fp", {}))
+    first.append((7, "a3", {"i": "last wins"}))
+    assert index.insert_many(first) == 502
+    assert len(index) == 501
+    assert index.get("a3").record["i"] == "last wins"
+    second = [(rng.getrandbits(64), f"b{i}", {}) for i in range(300)]
+    second += [(flip(7, 1), "a3", {}), (first[1][0], "b-shares", {})]
+    index.insert_many(second)
+    assert len(index) == 802
+    assert index.get("a3").fingerprint == flip(7, 1)
+    assert index.verify() == []
+    for fp, key, _ in first[4:40]:
+        assert key in {m.key for m in index.query(fp)}
+    assert index.insert_many([]) == 0
+
+
+def test_batch_groups_commits_and_reads_see_uncommitted(index):
+    with index.batch(commit_every=7) as ix:
+        for i in range(20):
+            ix.insert(i << 20, f"k{i}")
+        assert len(ix) == 20
+        assert ix.query(3 << 20)[0].key == "k3"
+    assert len(index) == 20
+    with pytest.raises(ZeroDivisionError), index.batch():
+        index.insert(1, "kept")
+        raise ZeroDivisionError
+    assert "kept" in index
+
+
+def test_pairs_and_clusters(index):
+    index.insert(0, "a")
+    index.insert(1, "b")
+    index.insert(3, "c")
+    index.insert(0b111_0000, "d")  # 3 from a, 4 from b
+    index.insert(0, "a2")
+    far = 0xF0F0_F0F0_F0F0_F0F0
+    index.insert(far, "lone")
+    index.insert(flip(far, 1, 2, 3), "x")
+    index.insert(flip(far, 1, 2, 4), "y")
+    pairs = sorted(index.pairs())
+    assert pairs == sorted(
+        [
+            ("a", "a2", 0),
+            ("a", "b", 1),
+            ("a2", "b", 1),
+            ("a", "c", 2),
+            ("a2", "c", 2),
+            ("b", "c", 1),
+            ("a", "d", 3),
+            ("a2", "d", 3),
+            ("lone", "x", 3),
+            ("lone", "y", 3),
+            ("x", "y", 2),
+        ]
+    )
+    near = [("a", "a2", 0), ("a", "b", 1), ("a2", "b", 1), ("b", "c", 1)]
+    assert sorted(index.pairs(max_distance=1)) == near
+    assert index.clusters() == [["a", "a2", "b", "c", "d"], ["lone", "x", "y"]]
+
+
+def test_stats(index):
+    index.insert(5, "a")
+    index.query(5)
+    stats = index.stats()
+    assert stats["entries"] == 1
+    assert stats["tables"] == 4 and stats["prefix_bits"] == [16] * 4
+    assert stats["max_distance"] == 3
+    assert stats["fingerprint_version"] == FINGERPRINT_VERSION
+    assert stats["format_version"] == FORMAT_VERSION
+    assert stats["bytes_on_disk"] > 0 and stats["map_size"] >= 1 << 30
+    assert stats["candidates_per_probe"] >= 1
+    assert stats["oldest_seen"] == stats["newest_seen"] == index.get("a").record["seen"]
+    assert "4 tables" in stats["layout"]
+
+
+def test_bad_input_is_refused_with_the_parameter_named(index, tmp_path):
+    with pytest.raises(ValueError, match="fingerprint"):
+        index.insert(1 << 64, "a")
+    with pytest.raises(ValueError, match="fingerprint"):
+        index.query(-1)
+    with pytest.raises(TypeError, match="fingerprint"):
+        index.insert("12", "a")
+    with pytest.raises(TypeError, match="fingerprint"):
+        index.insert(True, "a")
+    with pytest.raises(TypeError, match="key"):
+        index.insert(1, b"a")
+    with pytest.raises(ValueError, match="key"):
+        index.insert(1, "")
+    with pytest.raises(TypeError, match="record"):
+        index.insert(1, "a", obj=object())
+    with pytest.raises(ValueError, match="max_distance"):
+        index.query(1, max_distance=4)
+    with pytest.raises(ValueError, match="max_distance"):
+        SimhashIndex(tmp_path / "k", max_distance=9)
+    with pytest.raises(ValueError, match="expected_size"):
+        SimhashIndex(tmp_path / "n", expected_size=0)
+    with pytest.raises(TypeError, match="record"):
+        index.insert_many([(1, "a", None)])
+    assert len(index) == 0
+    assert index.verify() == []
+
+
+def test_reopen_keeps_parameters_and_refuses_mismatches(tmp_path):
+    path = tmp_path / "ix"
+    with SimhashIndex(path, max_distance=2, expected_size=10**8) as ix:
+        ix.insert(1, "a")
+        layout = ix.layout
+    with SimhashIndex(path, expected_size=10) as ix:
+        assert ix.max_distance == 2 and ix.layout == layout and "a" in ix
+    with pytest.raises(IndexMismatchError, match=r"max_distance=2, not 3"):
+        SimhashIndex(path, max_distance=3)
+    with pytest.raises(IndexMismatchError, match="layout"):
+        SimhashIndex(path, layout=build_layout(2, 3))
+    with SimhashIndex(path, max_distance=3, reset=True, expected_size=1000) as ix:
+        assert len(ix) == 0 and ix.max_distance == 3 and ix.layout.tables == 4
+        assert ix.verify() == []
+
+
+@pytest.mark.parametrize(
+    ("meta_key", "value", "what"),
+    [
+        (b"fingerprint_version", b"999", "fingerprint_version=999"),
+        (b"format_version", b"999", "format_version=999"),
+    ],
+)
+def test_other_versions_are_refused(tmp_path, meta_key, value, what):
+    import lmdb
+
+    path = tmp_path / "ix"
+    SimhashIndex(path).close()
+    env = lmdb.open(str(path), max_dbs=8)
+    try:
+        with env.begin(write=True) as txn:
+            txn.put(meta_key, value, db=env.open_db(b"meta", txn=txn))
+    finally:
+        env.close()
+    with pytest.raises(IndexMismatchError, match=what):
+        SimhashIndex(path)
+
+
+def test_readonly(tmp_path):
+    path = tmp_path / "ix"
+    with pytest.raises(FileNotFoundError):
+        SimhashIndex(path, readonly=True)
+    assert not path.exists()
+    with SimhashIndex(path) as writer:
+        writer.insert(9, "a")
+        # The same path in the same process shares the environment.
+        with SimhashIndex(path, readonly=True) as reader:
+            assert [m.key for m in reader.query(9)] == ["a"]
+            writer.insert(10, "b")
+            assert len(reader) == 2
+            with pytest.raises(ValueError, match="read-only"):
+                reader.insert(1, "x")
+        writer.insert(11, "c")
+    with SimhashIndex(path, readonly=True) as reader:
+        assert len(reader) == 3
+        with pytest.raises(ValueError, match="read-only"):
+            SimhashIndex(path)
+
+
+def test_shared_environment_and_close(tmp_path):
+    a = SimhashIndex(tmp_path / "ix")
+    b = SimhashIndex(tmp_path / "ix")
+    a.insert(1, "x")
+    a.close()
+    assert "x" in b
+    b.close()
+    b.close()
+    with pytest.raises(ValueError, match="closed"):
+        b.query(1)
+
+
+def test_compact_copy(index, tmp_path):
+    index.insert_many((i << 30, f"k{i}", {}) for i in range(100))
+    dest = tmp_path / "copy"
+    index.compact(dest)
+    with SimhashIndex(dest, readonly=True) as copy:
+        assert len(copy) == 100 and copy.verify() == []
+    with pytest.raises(ValueError, match="dest"):
+        index.compact(dest)
+
+
+def test_verify_reports_damage(index):
+    index.insert(1, "a")
+    index.insert(2, "b")
+    env = index._shared.env
+    with env.begin(write=True) as txn:
+        txn.delete((1).to_bytes(8, "big"), db=index._fps)
+    problems = index.verify()
+    assert any("not linked" in p for p in problems)
+    assert any("no document" in p for p in problems)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 4, 8])
+def test_every_supported_k_finds_its_neighbours(tmp_path, k):
+    rng = random.Random(k)
+    with SimhashIndex(tmp_path / "ix", max_distance=k, expected_size=100) as ix:
+        base = rng.getrandbits(64)
+        ix.insert(base, "base")
+        ix.insert(flip(base, *rng.sample(range(64), k)), "at-k")
+        ix.insert(flip(base, *rng.sample(range(64), k + 1)), "beyond")
+        assert [m.key for m in ix.query(base)] == (["at-k", "base"] if k == 0 else ["base", "at-k"])
+
+
+def test_layout_choice_follows_the_paper():
+    assert choose_layout(3, 10**6).tables == 4
+    assert choose_layout(3, 10**7).tables == 10
+    assert sorted(choose_layout(3, 10**7).prefix_bits) == [25] * 4 + [26] * 6
+    assert choose_layout(3, 10**8).tables == 10
+    big = choose_layout(3, 10**9)
+    assert big.tables == 16 and set(big.prefix_bits) == {28}
+    assert "16 tables" in str(big)
+
+
+def test_open_is_lazy_about_the_directory(tmp_path):
+    path = tmp_path / "a" / "b"
+    with SimhashIndex(path):
+        pass
+    assert os.path.exists(path / "data.mdb")
