@@ -34,11 +34,9 @@ il lo gli di che non per una della delle degli nel nella con si sono è anche
 """
 STOP_WORDS: frozenset[str] = frozenset(_STOP.split())
 
-_CJK_FIRST = ("\u3040", "\u9fff")
-
 
 def is_stop_word(word: str) -> bool:
-    return word in STOP_WORDS or len(word) == 1 and not ("\u3040" <= word <= "\U0002ffff")
+    return word in STOP_WORDS or (len(word) == 1 and not "\u3040" <= word <= "\U0002ffff")
 
 
 @lru_cache(maxsize=1)

@@ -26,6 +26,9 @@ _BOMS = (
 _META_CHARSET = re.compile(
     rb"""<meta[^>]+?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE
 )
+_TITLE = re.compile(r"<(title|h1)\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+_NON_WORD = re.compile(r"[\W_]+")
 # Control bytes that never occur in text (tab, newline, carriage return, form feed and
 # escape are allowed); a body with many of them is binary whatever its Content-Type says.
 _BINARY_BYTES = bytes(set(range(32)) - {9, 10, 12, 13, 27})
@@ -84,6 +87,34 @@ def decode_html(data: bytes, encoding: str | None = None) -> str | None:
     return data.decode(name or "utf-8", "replace")
 
 
+def _headings(html: str) -> list[str]:
+    """The page's <title> and first <h1>, normalized (found by a cheap scan, not a parse)."""
+    found: dict[str, str] = {}
+    for m in _TITLE.finditer(html, 0, 400_000):
+        tag = m.group(1).lower()
+        if tag not in found:
+            found[tag] = _NON_WORD.sub(" ", _TAG.sub(" ", m.group(2))).casefold().strip()
+            if len(found) == 2:
+                break
+    return [h for h in found.values() if h]
+
+
+def _drop_title_line(text: str, html: str) -> str:
+    """Drop a first line that only repeats the page's title or <h1>.
+
+    trafilatura keeps the headline in the body on some layouts and not on others; without
+    this, one article in two layouts would differ by its headline.
+    """
+    first, _, rest = text.partition("\n")
+    line = _NON_WORD.sub(" ", first).casefold().strip()
+    if not line or not rest.strip():
+        return text
+    for heading in _headings(html):
+        if line == heading or (len(line) >= 0.5 * len(heading) and line in heading):
+            return rest.lstrip("\n")
+    return text
+
+
 def extract_text(
     html: str | bytes,
     url: str | None = None,
@@ -97,7 +128,8 @@ def extract_text(
     The result depends on the page alone: trafilatura's cross-document deduplication is off,
     so the same page gives the same text whatever was extracted before. Comments are left
     out (a page whose comments changed is still the same page). ``fast`` skips trafilatura's
-    fallback extractors (about twice as fast, slightly lower recall).
+    fallback extractors (faster, slightly lower recall). A first line that only repeats the
+    page's title is left out, since layouts differ in whether the headline is in the body.
     """
     try:
         if isinstance(html, bytes | bytearray | memoryview):
@@ -132,4 +164,4 @@ def extract_text(
         return None
     if not text or not text.strip():
         return None
-    return text
+    return _drop_title_line(text, text_html)

@@ -1,10 +1,14 @@
 """Text to a 64-bit Charikar simhash of weighted features.
 
 Words are the features: runs of CJK characters are segmented with jieba, everything else is
-split into case-folded words. Stop words, punctuation and numbers are left out. Each word is
-weighted by ``tf ** tf_exponent * idf``; the feature hash is BLAKE2b, so a fingerprint is the
-same in every process, on every platform and Python version. The weighted sum runs in numpy
-on integer weights, so no floating-point summation order can change a bit.
+split into case-folded words. Stop words, punctuation and numbers are left out. Each
+occurrence of a word counts ``1 / (1 + position / position_decay)`` (the lead of an article
+weighs more than its tail), a word's weight is ``tf ** tf_exponent * idf`` over those counts
+(the article's repeated key terms outweigh single words, which is what edits touch), and the
+feature hash is BLAKE2b, so a fingerprint is the same in every process, on every platform
+and Python version. The weighted sum runs in numpy on integer weights, so no floating-point
+summation order can change a bit. ``bench/quality.py`` measures these choices
+(``docs/quality.md``).
 
 Fingerprints are a storage format: any change to what this module computes must bump
 :data:`FINGERPRINT_VERSION`, which the index stores and checks.
@@ -15,8 +19,8 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,8 +37,13 @@ _MASK = (1 << BITS) - 1
 
 # A token is a run of CJK ideographs/kana, or a run of other letters and digits.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:['’][^\W_{_CJK}]+)*")
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:['\u2019][^\W_{_CJK}]+)*")
 _DIGITS = re.compile(r"\d+")
+# Texts are read in blocks cut at white space or CJK punctuation, and CJK runs are cut at
+# this length before jieba (a page without punctuation would otherwise be one huge run).
+_BLOCK = 1 << 16
+_BREAKS = (" ", "\n", "。", "，")
+_CJK_RUN_MAX = 256
 
 _hash_cache: dict[str, int] = {}
 _HASH_CACHE_MAX = 1 << 18
@@ -44,9 +53,7 @@ def feature_hash(feature: str) -> int:
     """Stable unsigned 64-bit hash of a feature (BLAKE2b, 8 bytes, big-endian)."""
     h = _hash_cache.get(feature)
     if h is None:
-        h = int.from_bytes(
-            hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big"
-        )
+        h = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
         if len(_hash_cache) >= _HASH_CACHE_MAX:
             _hash_cache.clear()
         _hash_cache[feature] = h
@@ -59,13 +66,24 @@ def normalize(text: str) -> str:
 
 
 def words(text: str) -> Iterator[str]:
-    """The words of ``text`` in order, normalized, stop words and numbers included."""
-    for match in _TOKEN.finditer(normalize(text)):
-        token = match.group()
-        if is_cjk_run(token):
-            yield from segment_cjk(token)
-        else:
-            yield token
+    """The words of ``text`` in order, normalized, stop words and numbers included.
+
+    Lazy: the text is normalized and segmented a block at a time, so a caller that stops
+    early (``max_words``) does not pay for the rest of a huge text."""
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + _BLOCK)
+        if end < len(text):
+            cut = max(text.rfind(c, start, end) for c in _BREAKS)
+            end = cut + 1 if cut > start else end
+        for match in _TOKEN.finditer(normalize(text[start:end])):
+            token = match.group()
+            if is_cjk_run(token):
+                for i in range(0, len(token), _CJK_RUN_MAX):
+                    yield from segment_cjk(token[i : i + _CJK_RUN_MAX])
+            else:
+                yield token
+        start = end
 
 
 def hamming(a: int, b: int) -> int:
@@ -101,32 +119,48 @@ class Fingerprinter:
     """
 
     min_words: int = 20
-    tf_exponent: float = 1.0
+    max_words: int = 20_000
+    tf_exponent: float = 1.25
+    position_decay: float | None = 150.0
     use_idf: bool = True
     weight_scale: int = 1000
 
     def __post_init__(self) -> None:
         if self.min_words < 1:
             raise ValueError(f"min_words must be >= 1, got {self.min_words}")
-        if not 0.0 <= self.tf_exponent <= 2.0:
-            raise ValueError(f"tf_exponent must be in [0, 2], got {self.tf_exponent}")
+        if self.max_words < self.min_words:
+            raise ValueError(f"max_words must be >= min_words, got {self.max_words}")
+        if not 0.0 <= self.tf_exponent <= 3.0:
+            raise ValueError(f"tf_exponent must be in [0, 3], got {self.tf_exponent}")
+        if self.position_decay is not None and self.position_decay <= 0:
+            raise ValueError(f"position_decay must be > 0 or None, got {self.position_decay}")
 
     def content_words(self, text: str) -> list[str]:
-        return [
-            w for w in words(text) if not is_stop_word(w) and not _DIGITS.fullmatch(w)
-        ]
+        """The words that make features, in order: no stop words, no numbers, at most
+        ``max_words`` (the tail of a huge text weighs next to nothing, and this bounds the
+        work on a 10 MB page)."""
+        found = (w for w in words(text) if not is_stop_word(w) and not _DIGITS.fullmatch(w))
+        return list(islice(found, self.max_words))
 
     def features(self, text: str | Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """Feature hashes (uint64) and their integer weights (int64)."""
         tokens = self.content_words(text) if isinstance(text, str) else list(text)
-        counts = Counter(tokens)
-        if not counts:
+        if not tokens:
             return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-        hashes = np.fromiter((feature_hash(w) for w in counts), dtype=np.uint64, count=len(counts))
-        tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
+        index: dict[str, int] = {}
+        ids = np.fromiter(
+            (index.setdefault(w, len(index)) for w in tokens), dtype=np.intp, count=len(tokens)
+        )
+        if self.position_decay is None:
+            tf = np.bincount(ids).astype(np.float64)
+        else:
+            at = 1.0 / (1.0 + np.arange(len(tokens), dtype=np.float64) / self.position_decay)
+            tf = np.bincount(ids, weights=at)
+        hashes = np.fromiter((feature_hash(w) for w in index), dtype=np.uint64, count=len(index))
         weights = tf**self.tf_exponent
         if self.use_idf:
-            weights *= np.fromiter((idf_weight(w) for w in counts), dtype=np.float64)
+            idf = np.fromiter((idf_weight(w) for w in index), dtype=np.float64, count=len(index))
+            weights *= idf
         return hashes, np.rint(weights * self.weight_scale).astype(np.int64)
 
     def simhash(self, text: str) -> int:

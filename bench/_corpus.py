@@ -1,0 +1,66 @@
+"""Reads the shared corpus of real pages at run time (never copied into the project).
+
+The corpus lives in ``../shared/corpus`` from the project root, or wherever
+``SIMHASH_CORPUS`` points. Scripts call :func:`require_corpus`, which exits cleanly with a
+message when it is absent.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("SIMHASH_CORPUS", ROOT.parent / "shared" / "corpus"))
+
+
+@dataclass(frozen=True)
+class Page:
+    rid: str
+    lang: str
+    site: str
+    url: str
+    raw: bytes
+    encoding: str
+    gt: str
+
+    @property
+    def html(self) -> str:
+        return self.raw.decode(self.encoding, "replace")
+
+    @property
+    def group(self) -> str:
+        return "zh" if self.lang == "zh" else "en+"
+
+
+def corpus_available() -> bool:
+    return (CORPUS / "manifest.jsonl").is_file()
+
+
+def require_corpus() -> None:
+    if not corpus_available():
+        print(f"corpus not found at {CORPUS}: nothing to measure (set SIMHASH_CORPUS)")
+        sys.exit(0)
+
+
+def load_pages() -> list[Page]:
+    with open(CORPUS / "manifest.jsonl", encoding="utf-8") as f:
+        manifest = [json.loads(line) for line in f]
+    gts = {}
+    with gzip.open(CORPUS / "gt.jsonl.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            gts[row["rid"]] = row["gt"]
+    pages = []
+    for m in manifest:
+        with gzip.open(CORPUS / "pages" / f"{m['rid']}.html.gz") as f:
+            raw = f.read()
+        url = m.get("url") or ""
+        pages.append(
+            Page(m["rid"], m["lang"], m["site"], url, raw, m["encoding"], gts.get(m["rid"], ""))
+        )
+    return pages

@@ -1,0 +1,202 @@
+"""Fingerprints: golden values, stability across processes, edge cases, hamming."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scrapy_simhash import (
+    FINGERPRINT_VERSION,
+    Fingerprinter,
+    hamming,
+    simhash,
+    text_signature,
+)
+from scrapy_simhash.fingerprint import words
+
+EN = (
+    "Scientists at the university observatory announced on Monday that a newly discovered comet "
+    "will pass close to Earth next spring. The comet, first spotted by an amateur astronomer in "
+    "Chile, is expected to be visible to the naked eye for several weeks. Astronomers said the "
+    "comet poses no danger, and the observatory plans public viewing nights for families and "
+    "students who want to see the comet through its telescopes."
+)
+ZH = (
+    "国家气象中心周一发布消息，预计本周末北方大部分地区将迎来明显降温和降雪天气。气象专家提醒，"
+    "降雪可能影响道路交通和航班运行，请公众及时关注天气预报，合理安排出行。农业部门也表示，"
+    "各地应提前做好大棚蔬菜和畜牧业的防寒保暖工作，减少降温降雪带来的损失。"
+)
+MIX = (
+    "小米公司今天发布了新款 Xiaomi 15 智能手机，搭载 Snapdragon 8 Elite 处理器。"
+    "The launch event in Beijing drew reviewers from Europe and Asia, who praised the camera and "
+    "battery life. 分析师认为，这款手机将在海外市场与 Apple 和 Samsung 展开竞争。"
+)
+
+# Fingerprints are a storage format: these values change only with FINGERPRINT_VERSION.
+GOLDEN = {
+    1: {
+        "en": 0xFA95F3FD4EAE1FD2,
+        "zh": 0x314E703639212EA0,
+        "mix": 0xB525DE43BC93FF31,
+    }
+}
+
+
+def test_golden_values() -> None:
+    golden = GOLDEN[FINGERPRINT_VERSION]
+    assert simhash(EN) == golden["en"]
+    assert simhash(ZH) == golden["zh"]
+    assert simhash(MIX) == golden["mix"]
+
+
+def test_stable_across_processes() -> None:
+    """A fresh interpreter with another string-hash seed computes the same values."""
+    code = (
+        "from tests.test_fingerprint import EN, ZH, MIX\n"
+        "from scrapy_simhash import simhash\n"
+        "print(simhash(EN), simhash(ZH), simhash(MIX))\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=root,
+        env={**os.environ, "PYTHONHASHSEED": "12345"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert [int(x) for x in out.stdout.split()] == [simhash(EN), simhash(ZH), simhash(MIX)]
+    assert out.stderr == "", "loading jieba must not print to the console"
+
+
+def test_fingerprint_is_unsigned_64_bit() -> None:
+    for text in (EN, ZH, MIX):
+        assert 0 <= simhash(text) < 1 << 64
+
+
+LONG_EN = " ".join(
+    [
+        EN,
+        "The comet was named after the astronomer who found it, a retired teacher who has "
+        "spent more than twenty years scanning the southern sky from her garden.",
+        "Her discovery was confirmed within days by larger observatories in Europe and "
+        "Australia, which measured the comet's orbit and brightness.",
+        "According to their calculations, the comet last passed through the inner solar "
+        "system thousands of years ago and will not return for many centuries.",
+        "The observatory will open its doors every Friday evening during the comet's "
+        "brightest weeks, with volunteers guiding visitors through the telescopes.",
+        "Local schools have already booked visits, and the city plans to switch off some "
+        "street lights near the observatory to give families a darker sky.",
+    ]
+)
+
+
+def test_one_word_edit_stays_close_and_other_text_is_far() -> None:
+    edited = LONG_EN.replace("retired teacher", "retired nurse")
+    assert hamming(simhash(LONG_EN), simhash(edited)) <= 3
+    assert hamming(simhash(LONG_EN), simhash(ZH)) > 10
+    zh_edited = ZH.replace("明显", "大幅")
+    assert hamming(simhash(ZH), simhash(zh_edited)) <= 3
+
+
+def test_case_and_whitespace_do_not_matter() -> None:
+    assert simhash(EN) == simhash("  " + EN.upper().replace(" ", "\n  "))
+
+
+def test_chinese_is_segmented_into_words() -> None:
+    found = list(words("北京大学的学生在图书馆学习"))
+    assert "图书馆" in found
+    assert "学生" in found
+
+
+def test_mixed_script_text_keeps_both_scripts() -> None:
+    found = set(Fingerprinter().content_words(MIX))
+    assert {"xiaomi", "snapdragon", "beijing", "智能手机", "分析师"} <= found
+
+
+def test_stop_words_punctuation_and_numbers_are_left_out() -> None:
+    found = Fingerprinter().content_words("The 2024 report, and the results: 3.5% growth!")
+    assert found == ["report", "results", "growth"]
+
+
+def test_global_jieba_dictionary_does_not_change_fingerprints() -> None:
+    import jieba
+
+    before = simhash(ZH)
+    jieba.add_word("降温降雪带来")
+    try:
+        assert simhash(ZH) == before
+    finally:
+        jieba.del_word("降温降雪带来")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   \n\t  ", "😀🎉🚀 👍", "!!! ... ??? —— 。。。，，", "12 34 2024-01-01"],
+)
+def test_degenerate_texts_are_too_short(text: str) -> None:
+    fp = Fingerprinter()
+    assert fp.is_too_short(text)
+    assert fp.fingerprint(text) is None
+    assert simhash(text) == 0
+
+
+def test_short_text_is_too_short_and_long_enough_text_is_not() -> None:
+    fp = Fingerprinter(min_words=20)
+    assert fp.fingerprint("Breaking news: markets fell today.") is None
+    assert fp.fingerprint(EN) == simhash(EN)
+    assert not fp.is_too_short(EN)
+
+
+def test_ten_megabytes_of_text() -> None:
+    text = (EN + "\n") * (10_000_000 // len(EN))
+    assert len(text) >= 9_900_000
+    value = Fingerprinter().fingerprint(text)
+    assert value is not None
+    assert 0 <= value < 1 << 64
+
+
+def test_chinese_without_punctuation_is_bounded() -> None:
+    text = "北京大学的学生在图书馆认真学习人工智能课程" * 50_000
+    assert Fingerprinter().fingerprint(text) is not None
+
+
+def test_invalid_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="min_words"):
+        Fingerprinter(min_words=0)
+    with pytest.raises(ValueError, match="position_decay"):
+        Fingerprinter(position_decay=-1)
+    with pytest.raises(ValueError, match="tf_exponent"):
+        Fingerprinter(tf_exponent=9)
+
+
+def test_text_signature_is_exact_on_normalized_text() -> None:
+    assert text_signature(EN) == text_signature("  " + EN.upper() + "\n")
+    assert text_signature(EN) != text_signature(EN.replace("Monday", "Tuesday"))
+    assert len(text_signature(EN)) == 16
+
+
+fingerprints = st.integers(min_value=0, max_value=(1 << 64) - 1)
+
+
+@given(fingerprints, fingerprints, fingerprints)
+def test_hamming_is_a_metric(a: int, b: int, c: int) -> None:
+    assert hamming(a, a) == 0
+    assert hamming(a, b) == hamming(b, a)
+    assert 0 <= hamming(a, b) <= 64
+    assert (hamming(a, b) == 0) == (a == b)
+    assert hamming(a, c) <= hamming(a, b) + hamming(b, c)
+
+
+@given(fingerprints, st.sets(st.integers(min_value=0, max_value=63), max_size=64))
+def test_hamming_counts_flipped_bits(a: int, bits: set[int]) -> None:
+    b = a
+    for i in bits:
+        b ^= 1 << i
+    assert hamming(a, b) == len(bits)
