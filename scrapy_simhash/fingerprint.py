@@ -20,8 +20,8 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from itertools import islice
 from dataclasses import dataclass
+from itertools import islice
 
 import numpy as np
 
