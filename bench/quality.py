@@ -92,12 +92,15 @@ def move_into(template_html: str, template_text: str, text: str, title: str) -> 
         return None
     lines = {" ".join(x.split()) for x in template_text.split("\n") if len(x.strip()) >= 10}
     blob = " ".join(lines)
+    old_title = " ".join(page_title(template_html).split())
     blocks = ("p", "h2", "h3", "h4", "li", "blockquote", "figcaption", "span", "div", "td")
     for el in list(doc.iter(*blocks)):
         if el.getparent() is None or el is box or box in el.iterancestors():
             continue
         own = " ".join((el.text_content() or "").split())
-        if len(own) >= 10 and (own in lines or (len(own) <= 2000 and own in blob)):
+        if len(own) >= 10 and (
+            own in lines or (len(own) <= 2000 and own in blob) or own in old_title
+        ):
             el.drop_tree()
     for child in list(box):
         box.remove(child)
@@ -214,7 +217,7 @@ def prefix(text: str, group: str, share: float) -> str:
 
 def build(pages: list[Page], seed: int, fast: bool) -> dict:
     """Texts of every document and the labelled pairs, cached by corpus and settings."""
-    key = hashlib.sha1(json.dumps([seed, fast, [p.rid for p in pages], 5]).encode()).hexdigest()[
+    key = hashlib.sha1(json.dumps([seed, fast, [p.rid for p in pages], 7]).encode()).hexdigest()[
         :12
     ]
     path = CACHE / f"quality-{key}.json.gz"
@@ -251,15 +254,23 @@ def build(pages: list[Page], seed: int, fast: bool) -> dict:
         for g, ps in by_group.items()
     }
     titles = {p.rid: page_title(p.html) for p in originals}
+    # Templates where the construction works: moving the page's own text back into it gives
+    # the same text (otherwise the template's own article survives somewhere on the page).
+    templates = set()
+    for p in originals:
+        own = docs[p.rid]["text"]
+        rebuilt = move_into(p.html, own, own, titles[p.rid])
+        again = extract_text(rebuilt, fast=fast) if rebuilt else None
+        if again and jaccard(own, again) >= 0.9:
+            templates.add(p.rid)
+    print(f"{len(templates)} pages usable as templates")
     pairs: list[tuple[str, str, str]] = []  # (category, id_a, id_b)
     for p in originals:
         g, text = p.group, docs[p.rid]["text"]
-        others = [q for q in by_group[g] if q.site != p.site]
+        others = [q for q in by_group[g] if q.site != p.site and q.rid in templates]
         # moved: this article in another site's layout
         for _ in range(3):
             tpl = rng.choice(others)
-            if tpl.rid not in docs:
-                continue
             html = move_into(tpl.html, docs[tpl.rid]["text"], text, titles[p.rid])
             if html and add(f"{p.rid}@{tpl.rid}", g, html, None, None):
                 pairs.append(("moved", p.rid, f"{p.rid}@{tpl.rid}"))
@@ -300,15 +311,18 @@ def build(pages: list[Page], seed: int, fast: bool) -> dict:
     return data
 
 
+def jaccard(a: str, b: str) -> float:
+    sa, sb = set(re.findall(r"\w+", a.casefold())), set(re.findall(r"\w+", b.casefold()))
+    return len(sa & sb) / len(sa | sb) if sa | sb else 1.0
+
+
 def known_duplicates(pages: list[Page]) -> set[frozenset[str]]:
     """Pairs of corpus pages whose reference texts are mostly the same (real duplicates):
     left out of every negative category."""
-    sets = {p.rid: set(re.findall(r"\w+", p.gt.casefold())) for p in pages}
     out = set()
     for i, a in enumerate(pages):
         for b in pages[i + 1 :]:
-            sa, sb = sets[a.rid], sets[b.rid]
-            if sa and sb and len(sa & sb) / len(sa | sb) >= 0.5:
+            if a.gt and b.gt and jaccard(a.gt, b.gt) >= 0.5:
                 out.add(frozenset((a.rid, b.rid)))
     return out
 

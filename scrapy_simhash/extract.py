@@ -7,6 +7,7 @@ give ``None``, so a crawl never stops on a page.
 from __future__ import annotations
 
 import codecs
+import html as html_lib
 import logging
 import re
 
@@ -93,7 +94,8 @@ def _headings(html: str) -> list[str]:
     for m in _TITLE.finditer(html, 0, 400_000):
         tag = m.group(1).lower()
         if tag not in found:
-            found[tag] = _NON_WORD.sub(" ", _TAG.sub(" ", m.group(2))).casefold().strip()
+            heading = html_lib.unescape(_TAG.sub(" ", m.group(2)))
+            found[tag] = _NON_WORD.sub(" ", heading).casefold().strip()
             if len(found) == 2:
                 break
     return [h for h in found.values() if h]

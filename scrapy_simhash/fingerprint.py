@@ -2,9 +2,11 @@
 
 Words are the features: runs of CJK characters are segmented with jieba, everything else is
 split into case-folded words. Stop words, punctuation and numbers are left out. Each
-occurrence of a word counts ``1 / (1 + position / position_decay)`` (the lead of an article
-weighs more than its tail), a word's weight is ``tf ** tf_exponent * idf`` over those counts
-(the article's repeated key terms outweigh single words, which is what edits touch), and the
+occurrence of a word counts ``(1 + position / L) ** -decay_power`` (the lead of an article
+weighs more than its tail; ``L`` is ``position_decay``, stretched for texts of more than 300
+words by ``(words / 300) ** decay_stretch``), a word's weight is ``tf ** tf_exponent`` over those counts (the
+article's repeated key terms outweigh single words, which is what edits touch; ``use_idf``
+multiplies by an inverse document frequency, which measured no better), and the
 feature hash is BLAKE2b, so a fingerprint is the same in every process, on every platform
 and Python version. The weighted sum runs in numpy on integer weights, so no floating-point
 summation order can change a bit. ``bench/quality.py`` measures these choices
@@ -122,7 +124,9 @@ class Fingerprinter:
     max_words: int = 20_000
     tf_exponent: float = 1.25
     position_decay: float | None = 150.0
-    use_idf: bool = True
+    decay_power: float = 2.0
+    decay_stretch: float = 0.75
+    use_idf: bool = False
     weight_scale: int = 1000
 
     def __post_init__(self) -> None:
@@ -154,7 +158,8 @@ class Fingerprinter:
         if self.position_decay is None:
             tf = np.bincount(ids).astype(np.float64)
         else:
-            at = 1.0 / (1.0 + np.arange(len(tokens), dtype=np.float64) / self.position_decay)
+            scale = self.position_decay * max(1.0, len(tokens) / 300.0) ** self.decay_stretch
+            at = (1.0 + np.arange(len(tokens), dtype=np.float64) / scale) ** -self.decay_power
             tf = np.bincount(ids, weights=at)
         hashes = np.fromiter((feature_hash(w) for w in index), dtype=np.uint64, count=len(index))
         weights = tf**self.tf_exponent
