@@ -1,15 +1,16 @@
 """Text to a 64-bit Charikar simhash of weighted features.
 
 Words are the features: runs of CJK characters are segmented with jieba, everything else is
-split into case-folded words. Stop words, punctuation and numbers are left out. Each
-occurrence of a word counts ``(1 + position / L) ** -decay_power`` (the lead of an article
-weighs more than its tail; ``L`` is ``position_decay``, stretched for texts of more than 300
-words by ``(words / 300) ** decay_stretch``), a word's weight is ``tf ** tf_exponent`` over those counts (the
-article's repeated key terms outweigh single words, which is what edits touch; ``use_idf``
-multiplies by an inverse document frequency, which measured no better), and the
-feature hash is BLAKE2b, so a fingerprint is the same in every process, on every platform
-and Python version. The weighted sum runs in numpy on integer weights, so no floating-point
-summation order can change a bit. ``bench/quality.py`` measures these choices
+split into case-folded words. Stop words, punctuation and numbers are left out.
+
+Each occurrence of a word counts ``(1 + position / L) ** -decay_power``: the lead of an
+article weighs more than its tail. ``L`` is ``position_decay``, stretched for texts of more
+than 300 words by ``(words / 300) ** decay_stretch``. A word's weight is ``tf ** tf_exponent``
+over those counts, so the article's repeated key terms outweigh single words, which is what
+edits touch (``use_idf`` multiplies by an inverse document frequency, which measured no
+better). The feature hash is BLAKE2b, so a fingerprint is the same in every process, on every
+platform and Python version. The weighted sum runs in numpy on integer weights, so no
+floating-point summation order can change a bit. ``bench/quality.py`` measures these choices
 (``docs/quality.md``).
 
 Fingerprints are a storage format: any change to what this module computes must bump
