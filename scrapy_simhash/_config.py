@@ -11,10 +11,11 @@ from typing import Any
 
 from scrapy.settings import BaseSettings
 
-#: Largest accepted ``SIMHASH_MAX_DISTANCE``. Two unrelated 64-bit fingerprints differ in about
-#: 32 bits, so a larger distance would call everything a duplicate; the permuted-table index
-#: also needs more tables the larger it is.
-MAX_DISTANCE_LIMIT = 16
+from ._layout import MAX_SUPPORTED_DISTANCE
+
+#: Largest accepted ``SIMHASH_MAX_DISTANCE``: the largest the permuted-table index supports
+#: (its number of tables grows quickly with the distance).
+MAX_DISTANCE_LIMIT = MAX_SUPPORTED_DISTANCE
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}

@@ -67,27 +67,27 @@ def test_typed_values_and_limits_are_accepted():
         (
             "SIMHASH_MAX_DISTANCE",
             70,
-            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 16, got 70",
+            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 8, got 70",
         ),
         (
             "SIMHASH_MAX_DISTANCE",
             "abc",
-            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 16, got 'abc'",
+            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 8, got 'abc'",
         ),
         (
             "SIMHASH_MAX_DISTANCE",
             -1,
-            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 16, got -1",
+            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 8, got -1",
         ),
         (
             "SIMHASH_MAX_DISTANCE",
             2.5,
-            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 16, got 2.5",
+            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 8, got 2.5",
         ),
         (
             "SIMHASH_MAX_DISTANCE",
             True,
-            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 16, got True",
+            "SIMHASH_MAX_DISTANCE must be an integer between 0 and 8, got True",
         ),
         ("SIMHASH_EXPECTED_SIZE", 0, "SIMHASH_EXPECTED_SIZE must be an integer >= 1, got 0"),
         (

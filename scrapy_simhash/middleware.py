@@ -1,0 +1,82 @@
+"""``SimhashMiddleware``: drops near-duplicate HTML responses before the spider parses them."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from scrapy.exceptions import IgnoreRequest
+from scrapy.http import HtmlResponse, Request, Response
+from w3lib.encoding import http_content_type_encoding
+
+from ._dedup import Decision, DedupService, digest
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+#: ``Request.meta`` key: true to let the response through unchecked and unstored.
+DONT_SIMHASH = "dont_simhash"
+#: ``Response.meta`` key where the fingerprint and the decision are put for the spider.
+META_KEY = "simhash"
+
+
+class SimhashMiddleware:
+    """Downloader middleware (``DOWNLOADER_MIDDLEWARES``, about 543): extracts the main text of
+    each 2xx HTML response, fingerprints it, and checks it against the index.
+
+    A near duplicate of a stored page is dropped with ``IgnoreRequest`` (so its links are not
+    followed either) and logged in one DEBUG line; a new page is stored and passed on with
+    ``response.meta["simhash"] = {"fingerprint": int, "duplicate_of": None, "distance": None}``.
+    Responses that are not HTML, not 2xx, marked ``meta["dont_simhash"]``, too large, without
+    text or too short to fingerprint pass through untouched, counted under
+    ``simhash/skipped/<reason>``.
+    """
+
+    def __init__(self, service: DedupService) -> None:
+        self.service = service
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SimhashMiddleware:
+        return cls(DedupService.from_crawler(crawler))
+
+    def process_response(self, request: Request, response: Response) -> Response:
+        decision = self._decide(request, response)
+        if decision is None:
+            return response
+        if decision.is_duplicate:
+            self.service.log_drop(response.url, decision, "page")
+            if not self.service.config.dry_run:
+                raise IgnoreRequest(
+                    f"Near-duplicate of {decision.duplicate_of} (distance {decision.distance})"
+                )
+        if decision.fingerprint is not None:
+            request.meta[META_KEY] = decision.as_meta()  # becomes response.meta
+        return response
+
+    def _decide(self, request: Request, response: Response) -> Decision | None:
+        service = self.service
+        if request.meta.get(DONT_SIMHASH):
+            service.remember([response.url], service.skip("dont_simhash"))
+            return None
+        if not isinstance(response, HtmlResponse) and b"html" not in _content_type(response):
+            service.skip("not_html")
+            return None
+        if not 200 <= response.status < 300:
+            service.skip("status")
+            return None
+        previous = service.recall(response.url)
+        if previous is not None:  # already decided in this crawl (e.g. after a redirect)
+            return previous if previous.skipped is None else None
+        encoding = http_content_type_encoding(_content_type(response).decode("latin-1"))
+        decision = service.check_html(response.url, response.body, response.url, encoding)
+        keys = [response.url, digest(response.body)]
+        if isinstance(response, HtmlResponse) and decision.skipped != "too_large":
+            keys.append(digest(response.text))
+        service.remember(keys, decision)
+        return decision if decision.skipped is None else None
+
+
+def _content_type(response: Response) -> bytes:
+    return (response.headers.get(b"Content-Type") or b"").lower()

@@ -1,0 +1,99 @@
+"""``SimhashPipeline``: drops items whose page is a near duplicate of a stored page."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from itemadapter import ItemAdapter
+from scrapy.exceptions import DropItem
+
+from ._dedup import Decision, DedupService, digest
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+#: Level of Scrapy's own drop message for :class:`NearDuplicate`: below DEBUG, so it is never
+#: shown. That message prints the whole item (megabytes for an item carrying its page's HTML);
+#: the pipeline logs one short DEBUG line instead.
+DROP_LOG_LEVEL = 5
+
+
+class NearDuplicate(DropItem):
+    """An item dropped because its page is within ``SIMHASH_MAX_DISTANCE`` bits of the stored
+    page ``duplicate_of``. Counted by Scrapy as ``item_dropped_reasons_count/NearDuplicate``."""
+
+    def __init__(self, duplicate_of: str, distance: int) -> None:
+        super().__init__(f"Near-duplicate of {duplicate_of} (distance {distance})")
+        self.duplicate_of = duplicate_of
+        self.distance = distance
+        self.log_level: Any = DROP_LOG_LEVEL
+
+
+class SimhashPipeline:
+    """Item pipeline (``ITEM_PIPELINES``): raises :class:`NearDuplicate` for an item whose page
+    is a near duplicate of a page already stored.
+
+    The page of an item is found, in this order: by the item's URL field (``SIMHASH_URL_FIELD``)
+    among the pages :class:`~scrapy_simhash.SimhashMiddleware` (or an earlier item) decided in
+    this crawl; else by fingerprinting the HTML in ``SIMHASH_HTML_FIELD``; else the text in
+    ``SIMHASH_TEXT_FIELD``. Every item of a page gets the page's decision: all are kept, or all
+    dropped; a page is extracted and checked once, whatever its number of items.
+    """
+
+    def __init__(self, service: DedupService) -> None:
+        self.service = service
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SimhashPipeline:
+        return cls(DedupService.from_crawler(crawler))
+
+    def process_item(self, item: Any) -> Any:
+        adapter = ItemAdapter(item)
+        url = _field(adapter, self.service.config.url_field)
+        decision = self._decide(adapter, url if isinstance(url, str) and url else None)
+        if decision.is_duplicate:
+            assert decision.duplicate_of is not None and decision.distance is not None
+            self.service.log_drop(str(url or "<item without URL>"), decision, "item")
+            if not self.service.config.dry_run:
+                raise NearDuplicate(decision.duplicate_of, decision.distance)
+        return item
+
+    def _decide(self, adapter: ItemAdapter, url: str | None) -> Decision:
+        service = self.service
+        config = service.config
+        if url is not None:
+            decision = service.recall_page(url)
+            if decision is not None:
+                return decision
+        html = _field(adapter, config.html_field)
+        text = _field(adapter, config.text_field)
+        if isinstance(html, str | bytes):
+            body = html
+        elif isinstance(text, str):
+            body = text
+        else:
+            return service.skip("no_field")
+        # An item without URL is linked to its page by its HTML (or text): identical HTML is
+        # taken for the same page. With a URL, the URL alone links it (an exact copy of a page
+        # at another URL is a duplicate).
+        if url is None:
+            url_or_digest = digest(body)
+            decision = service.recall(url_or_digest)
+            if decision is not None:
+                return decision
+        else:
+            url_or_digest = url
+        key = url or f"item:{url_or_digest}"
+        if body is html:
+            decision = service.check_html(key, html, url)
+        else:
+            decision = service.check_text(key, text)
+        service.remember([url_or_digest], decision)
+        return decision
+
+
+def _field(adapter: ItemAdapter, name: str) -> Any:
+    try:
+        return adapter.get(name)
+    except (KeyError, AttributeError):
+        return None

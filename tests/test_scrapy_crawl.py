@@ -1,0 +1,353 @@
+"""Real in-process crawls of the loopback site with the middleware, the pipeline, or both."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from scrapy import Request, Spider, signals
+from scrapy.http import HtmlResponse
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+from scrapy_simhash.addon import Addon
+from scrapy_simhash.extract import extract_text
+from scrapy_simhash.fingerprint import Fingerprinter, hamming
+from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.middleware import SimhashMiddleware
+from scrapy_simhash.pipeline import SimhashPipeline
+
+SITE = Path(__file__).parents[1] / "example_project" / "site"
+BAD = Path(__file__).parent / "site" / "bad"
+
+MIDDLEWARE = {"DOWNLOADER_MIDDLEWARES": {SimhashMiddleware: 543}}
+PIPELINE = {"ITEM_PIPELINES": {SimhashPipeline: 200}}
+BOTH = {**MIDDLEWARE, **PIPELINE}
+
+ARTICLES = [
+    f"/news/{slug}.html"
+    for slug in (
+        "bike-lanes",
+        "heatwave-grid",
+        "coral-survey",
+        "bakery-award",
+        "library-night-school",
+    )
+]
+UTM = "/news/bike-lanes.html?utm_source=newsletter&utm_medium=email&utm_campaign=morning-briefing"
+
+
+def _distance(page: str, original: str) -> int:
+    """Distance between two fixture pages, by the real extraction and fingerprint (whose
+    weights may be tuned: the copies must stay within k=3 of their originals)."""
+    fp = Fingerprinter()
+    a, b = (
+        fp.fingerprint(extract_text((SITE / p.lstrip("/")).read_bytes())) for p in (page, original)
+    )
+    distance = hamming(a, b)
+    assert distance <= 3
+    return distance
+
+
+ARCHIVE_DISTANCE = _distance("/archive/bike-lanes.html", "/news/bike-lanes.html")
+COPIES = {  # page -> (the page it duplicates, distance)
+    "/wire/bike-lanes.html": ("/news/bike-lanes.html", 0),
+    "/wire/heatwave-grid.html": ("/news/heatwave-grid.html", 0),
+    "/print/bike-lanes.html": ("/news/bike-lanes.html", 0),
+    "/print/heatwave-grid.html": ("/news/heatwave-grid.html", 0),
+    # ads, comments and a correction
+    "/archive/bike-lanes.html": ("/news/bike-lanes.html", ARCHIVE_DISTANCE),
+    UTM: ("/news/bike-lanes.html", 0),
+}
+
+
+def distance_stats(distances: list[int]) -> dict[str, int]:
+    return {f"simhash/duplicate/distance/{d}": n for d, n in Counter(distances).items()}
+
+
+SITE_STATS = {
+    "simhash/checked": 11,
+    "simhash/unique": 5,
+    "simhash/duplicate": 6,
+    **distance_stats([d for _, d in COPIES.values()]),
+    "simhash/index/size": 5,
+}
+
+
+class SiteSpider(Spider):
+    """Follows the links of a start page in their order (one request at a time) and yields
+    ``items_per_page`` items per HTML page, with the fields named in ``fields``."""
+
+    name = "site"
+    custom_settings: ClassVar[dict] = {"CONCURRENT_REQUESTS": 1, "LOG_LEVEL": "DEBUG"}
+
+    def __init__(self, start_url, fields=("url", "title"), items_per_page=1, **kwargs):
+        super().__init__(**kwargs)
+        self.start_url = start_url
+        self.fields = fields
+        self.items_per_page = items_per_page
+
+    async def start(self):
+        yield Request(self.start_url, self.parse_index, meta={"dont_simhash": True})
+
+    def parse_index(self, response):
+        links = response.css("li a::attr(href)").getall()
+        for i, href in enumerate(links):
+            yield response.follow(href, self.parse_page, priority=len(links) - i)
+
+    def parse_page(self, response):
+        if not isinstance(response, HtmlResponse):
+            return
+        values = {
+            "url": response.url,
+            "title": response.css("title::text").get(""),
+            "html": response.text,
+            "simhash": response.meta.get("simhash"),
+        }
+        for part in range(self.items_per_page):
+            yield {"part": part, **{f: values[f] for f in self.fields}}
+
+
+@dataclass
+class Crawl:
+    kept: list
+    dropped: list
+    stats: dict
+    simhash: dict
+
+
+async def crawl(settings, tmp_path, site, start="/index.html", **kwargs) -> Crawl:
+    settings = {"SIMHASH_DIR": str(tmp_path / "simhash"), **settings}
+    crawler = get_crawler(SiteSpider, settings)
+    kept, dropped = [], []
+    crawler.signals.connect(lambda item: kept.append(item), signals.item_scraped, weak=False)
+    crawler.signals.connect(
+        lambda item, exception: dropped.append((item, exception)),
+        signals.item_dropped,
+        weak=False,
+    )
+    await crawler.crawl_async(start_url=site.url(start), **kwargs)
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert "log_count/ERROR" not in stats
+    simhash = {k: v for k, v in stats.items() if k.startswith("simhash/")}
+    return Crawl(kept, dropped, stats, simhash)
+
+
+def paths(site, items) -> list[str]:
+    prefix = site.url("")
+    return [item["url"].removeprefix(prefix) for item in items]
+
+
+@deferred_f_from_coro_f
+async def test_middleware_drops_near_duplicate_pages(site, tmp_path):
+    result = await crawl(MIDDLEWARE, tmp_path, site)
+    assert paths(site, result.kept) == ARTICLES
+    assert result.dropped == []
+    assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
+    assert "item_dropped_count" not in result.stats
+    with SimhashIndex(tmp_path / "simhash" / "site") as index:
+        assert sorted(m.key for m in index.items()) == sorted(site.url(p) for p in ARTICLES)
+
+
+@deferred_f_from_coro_f
+async def test_middleware_attaches_the_fingerprint_for_the_spider(site, tmp_path):
+    result = await crawl(MIDDLEWARE, tmp_path, site, fields=("url", "simhash"))
+    with SimhashIndex(tmp_path / "simhash" / "site") as index:
+        for item in result.kept:
+            stored = index.get(item["url"])
+            assert item["simhash"] == {
+                "fingerprint": stored.fingerprint,
+                "duplicate_of": None,
+                "distance": None,
+            }
+
+
+@deferred_f_from_coro_f
+async def test_pipeline_drops_items_of_near_duplicate_pages(site, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    result = await crawl(PIPELINE, tmp_path, site, fields=("url", "title", "html"))
+    assert paths(site, result.kept) == ARTICLES
+    assert paths(site, (item for item, _ in result.dropped)) == list(COPIES)
+    for item, exception in result.dropped:
+        path = item["url"].removeprefix(site.url(""))
+        of, distance = COPIES[path]
+        assert str(exception) == f"Near-duplicate of {site.url(of)} (distance {distance})"
+    assert result.simhash == SITE_STATS
+    assert result.stats["item_dropped_reasons_count/NearDuplicate"] == 6
+    # One short DEBUG line per drop; the item (with its page's HTML) is never logged.
+    shown = [r.getMessage() for r in caplog.records if r.levelno >= logging.DEBUG]
+    drops = [m for m in shown if m.startswith("Dropped near-duplicate item")]
+    assert len(drops) == 6
+    assert drops[0] == (
+        f"Dropped near-duplicate item {site.url('/wire/bike-lanes.html')}: duplicate of "
+        f"{site.url('/news/bike-lanes.html')} (distance 0)"
+    )
+    assert not [m for m in shown if m.startswith("Dropped:")]  # Scrapy's, with the item
+
+
+@deferred_f_from_coro_f
+async def test_pipeline_checks_the_text_field(site, tmp_path):
+    class TextSpider(SiteSpider):
+        def parse_page(self, response):
+            text = extract_text(response.body)
+            yield {"url": response.url, "text": text}
+
+    settings = {**PIPELINE, "SIMHASH_DIR": str(tmp_path)}
+    crawler = get_crawler(TextSpider, settings)
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    stats = crawler.stats.get_stats()
+    assert stats["item_scraped_count"] == 5
+    assert stats["simhash/unique"] == 5
+    assert stats["simhash/checked"] == 11
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [("url", "title", "html"), ("title", "html")],
+    ids=["linked-by-url", "linked-by-html"],
+)
+@deferred_f_from_coro_f
+async def test_both_components_check_each_page_once(site, tmp_path, fields):
+    result = await crawl(BOTH, tmp_path, site, fields=fields, items_per_page=2)
+    # Two items of each new page are kept, none is taken for a duplicate of its own page;
+    # near-duplicate pages never reach the spider.
+    assert [item["title"] for item in result.kept] == [
+        t for t in _titles(ARTICLES) for _ in range(2)
+    ]
+    assert result.dropped == []
+    assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
+
+
+@deferred_f_from_coro_f
+async def test_pipeline_keeps_or_drops_all_items_of_a_page(site, tmp_path):
+    result = await crawl(PIPELINE, tmp_path, site, fields=("url", "html"), items_per_page=3)
+    assert paths(site, result.kept) == [p for p in ARTICLES for _ in range(3)]
+    assert paths(site, (i for i, _ in result.dropped)) == [p for p in COPIES for _ in range(3)]
+    assert result.simhash == SITE_STATS  # each page extracted and checked once
+
+
+@deferred_f_from_coro_f
+async def test_addon_wires_both_components(site, tmp_path):
+    result = await crawl({"ADDONS": {Addon: 300}}, tmp_path, site, fields=("url", "html"))
+    assert paths(site, result.kept) == ARTICLES
+    assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
+
+
+@deferred_f_from_coro_f
+async def test_dry_run_counts_but_keeps_everything(site, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    settings = {**BOTH, "SIMHASH_DRY_RUN": True}
+    result = await crawl(settings, tmp_path, site, fields=("url", "html"))
+    assert paths(site, result.kept) == [*ARTICLES, *COPIES]
+    assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
+    messages = [r.getMessage() for r in caplog.records]
+    assert f"Kept (dry run) near-duplicate page {site.url(UTM)}: duplicate of " in "\n".join(
+        messages
+    )
+
+
+@deferred_f_from_coro_f
+async def test_second_crawl_drops_what_the_first_stored(site, tmp_path, routes):
+    first = await crawl(MIDDLEWARE, tmp_path, site)
+    assert first.simhash["simhash/index/size"] == 5
+    # The coral story is rewritten (changed beyond k) and a new story is linked.
+    routes["/news/coral-survey.html"] = (
+        200,
+        "text/html",
+        (BAD / "malformed.html").read_bytes(),
+    )
+    routes["/news/ferry.html"] = (200, "text/html", (BAD / "no-charset.html").read_bytes())
+    index = (
+        (SITE / "index.html")
+        .read_bytes()
+        .replace(b"</ul>", b'<li><a href="/news/ferry.html">new</a></li></ul>')
+    )
+    routes["/index.html"] = (200, "text/html; charset=utf-8", index)
+    second = await crawl(MIDDLEWARE, tmp_path, site)
+    assert paths(site, second.kept) == ["/news/coral-survey.html", "/news/ferry.html"]
+    assert second.simhash == {
+        "simhash/checked": 12,
+        "simhash/unique": 2,
+        "simhash/duplicate": 10,
+        # the five articles stored by the first crawl, unchanged (but one), and the copies
+        **distance_stats([0, 0, 0, 0, *(d for _, d in COPIES.values())]),
+        "simhash/index/size": 6,
+        "simhash/skipped/dont_simhash": 1,
+    }
+    # SIMHASH_RESET starts from an empty index.
+    third = await crawl({**MIDDLEWARE, "SIMHASH_RESET": True}, tmp_path, site)
+    assert len(third.kept) == 6
+
+
+@deferred_f_from_coro_f
+async def test_bad_inputs_are_counted_and_the_crawl_goes_on(site, tmp_path):
+    class BadSpider(SiteSpider):
+        def parse_index(self, response):
+            yield {"title": "an item without URL nor HTML"}
+            yield from super().parse_index(response)
+
+    settings = {**BOTH, "SIMHASH_DIR": str(tmp_path)}
+    crawler = get_crawler(BadSpider, settings)
+    kept = []
+    crawler.signals.connect(lambda item: kept.append(item), signals.item_scraped, weak=False)
+    await crawler.crawl_async(start_url=site.url("/bad/index.html"))
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert "log_count/ERROR" not in stats
+    assert {k: v for k, v in stats.items() if k.startswith("simhash/")} == {
+        "simhash/checked": 4,  # wrong and missing charset, malformed HTML, the good article
+        "simhash/unique": 4,
+        "simhash/skipped/dont_simhash": 1,
+        "simhash/skipped/no_text": 2,  # binary body served as text/html, empty page
+        "simhash/skipped/too_large": 1,  # 20 MB
+        "simhash/skipped/too_short": 1,
+        "simhash/skipped/not_html": 2,  # PNG, JSON
+        "simhash/skipped/status": 1,  # 404
+        "simhash/skipped/no_field": 1,
+        "simhash/index/size": 4,
+    }
+    assert sorted(item.get("url", "") for item in kept) == sorted(
+        [""]
+        + [
+            site.url(p)
+            for p in [
+                "/bad/binary.html",
+                "/bad/huge.html",
+                "/bad/empty.html",
+                "/bad/wrong-charset.html",
+                "/bad/no-charset.html",
+                "/bad/malformed.html",
+                "/bad/short.html",
+                "/news/coral-survey.html",
+            ]
+        ]
+    )
+
+
+@deferred_f_from_coro_f
+async def test_a_bad_setting_stops_the_crawl_at_start(site, tmp_path):
+    crawler = get_crawler(SiteSpider, {**BOTH, "SIMHASH_MAX_DISTANCE": 70})
+    with pytest.raises(ValueError, match=r"^SIMHASH_MAX_DISTANCE must be an integer between "):
+        await crawler.crawl_async(start_url=site.url("/index.html"))
+    assert not (tmp_path / "simhash").exists()
+
+
+@deferred_f_from_coro_f
+async def test_simhash_enabled_false_turns_both_off(site, tmp_path):
+    result = await crawl({**BOTH, "SIMHASH_ENABLED": False}, tmp_path, site)
+    assert len(result.kept) == 11
+    assert result.simhash == {}
+
+
+def _titles(pages: list[str]) -> list[str]:
+    import re
+
+    return [
+        re.search(r"<title>(.*?)</title>", (SITE / p.lstrip("/")).read_text()).group(1)
+        for p in pages
+    ]
