@@ -1,0 +1,1 @@
+"""An example Scrapy project using scrapy-simhash."""

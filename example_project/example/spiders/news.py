@@ -1,0 +1,75 @@
+"""``news``: crawls the small news site bundled in ``site/`` (default, offline), or a real site
+given with ``-a start_url=https://...``, and yields one item per page kept.
+
+The bundled site holds five articles in one template, their syndicated copies in another
+layout, print versions, an archived copy with ads, comments and a correction, and a link with
+tracking parameters: scrapy-simhash keeps the five articles and drops the six copies.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.http import HtmlResponse
+
+SITE = Path(__file__).resolve().parents[2] / "site"
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class NewsSpider(scrapy.Spider):
+    name = "news"
+
+    def __init__(self, start_url: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start_url = start_url
+        self._server: ThreadingHTTPServer | None = None
+
+    async def start(self):
+        url = self.start_url or self._serve_bundled_site()
+        self.allowed_domains = [urlsplit(url).hostname]
+        yield scrapy.Request(url, self.parse, meta={"dont_simhash": True})
+
+    def _serve_bundled_site(self) -> str:
+        """Serve ``site/`` on 127.0.0.1 (a free port) for the duration of the crawl."""
+        handler = partial(_QuietHandler, directory=str(SITE))
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        host, port = self._server.server_address[:2]
+        self.logger.info("Serving the bundled site %s on http://%s:%s/", SITE, host, port)
+        return f"http://{host}:{port}/index.html"
+
+    def parse(self, response):
+        """The start page: follow its links, first links first."""
+        yield from self.parse_page(response)
+        links = response.css("a::attr(href)").getall()
+        for i, href in enumerate(links):
+            yield response.follow(href, self.parse_page, priority=len(links) - i)
+
+    def parse_page(self, response):
+        if not isinstance(response, HtmlResponse):
+            return
+        simhash = response.meta.get("simhash")
+        if simhash is not None:  # a new page (near duplicates never get here)
+            yield {
+                "url": response.url,
+                "title": response.css("title::text").get("").strip(),
+                "fingerprint": f"{simhash['fingerprint']:016x}",
+            }
+        if self.start_url:  # a real site: keep crawling it
+            yield from response.follow_all(css="a", callback=self.parse_page)
+
+    def closed(self, reason: str) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
