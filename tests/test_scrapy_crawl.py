@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+import attrs
 import pytest
+import scrapy
 from scrapy import Request, Spider, signals
 from scrapy.http import HtmlResponse
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -351,3 +353,37 @@ def _titles(pages: list[str]) -> list[str]:
         re.search(r"<title>(.*?)</title>", (SITE / p.lstrip("/")).read_text()).group(1)
         for p in pages
     ]
+
+
+class PageItem(scrapy.Item):
+    url = scrapy.Field()
+    html = scrapy.Field()
+
+
+@dataclass
+class PageData:
+    url: str
+    html: str
+
+
+@attrs.define
+class PageAttrs:
+    url: str
+    html: str
+
+
+@pytest.mark.parametrize(
+    "item_class", [PageItem, PageData, PageAttrs], ids=["scrapy.Item", "dataclass", "attrs"]
+)
+@deferred_f_from_coro_f
+async def test_pipeline_reads_items_through_itemadapter(site, tmp_path, item_class):
+    class TypedSpider(SiteSpider):
+        def parse_page(self, response):
+            yield item_class(url=response.url, html=response.text)
+
+    settings = {**PIPELINE, "SIMHASH_DIR": str(tmp_path)}
+    crawler = get_crawler(TypedSpider, settings)
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    stats = crawler.stats.get_stats()
+    assert (stats["item_scraped_count"], stats["item_dropped_count"]) == (5, 6)
+    assert {k: v for k, v in stats.items() if k.startswith("simhash/")} == SITE_STATS

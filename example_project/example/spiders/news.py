@@ -32,11 +32,12 @@ class NewsSpider(scrapy.Spider):
     def __init__(self, start_url: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.start_url = start_url
+        # Set here: the offsite middleware reads it when the spider opens, before start().
+        self.allowed_domains = [urlsplit(start_url).hostname if start_url else "127.0.0.1"]
         self._server: ThreadingHTTPServer | None = None
 
     async def start(self):
         url = self.start_url or self._serve_bundled_site()
-        self.allowed_domains = [urlsplit(url).hostname]
         yield scrapy.Request(url, self.parse, meta={"dont_simhash": True})
 
     def _serve_bundled_site(self) -> str:
