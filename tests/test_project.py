@@ -38,3 +38,24 @@ def test_version_agrees() -> None:
 
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert re.search(rf'^version = "{re.escape(scrapy_simhash.__version__)}"$', pyproject, re.M)
+
+
+def test_fingerprints_and_index_import_without_scrapy() -> None:
+    code = (
+        "import sys, scrapy_simhash\n"
+        "from scrapy_simhash import SimhashIndex, simhash\n"
+        "assert not any(m == 'scrapy' or m.startswith('scrapy.') for m in sys.modules), "
+        "sorted(m for m in sys.modules if m.startswith('scrapy.'))\n"
+        "from scrapy_simhash import SimhashPipeline, SimhashMiddleware, NearDuplicate, Addon\n"
+        "assert issubclass(NearDuplicate, __import__('scrapy').exceptions.DropItem)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
+
+
+def test_public_names_resolve() -> None:
+    import scrapy_simhash
+
+    for name in scrapy_simhash.__all__:
+        assert getattr(scrapy_simhash, name) is not None
+    with pytest.raises(AttributeError):
+        scrapy_simhash.NoSuchThing  # noqa: B018
