@@ -1,0 +1,344 @@
+"""The subcommands of ``scrapy-simhash``: each takes the parsed arguments and an
+:class:`Output` and returns the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ._cli_index import open_index
+from ._cli_output import CliError, Output, Progress, format_fp, iso_time, parse_fp
+from .extract import extract_text
+from .fingerprint import Fingerprinter
+from .index import Match, SimhashIndex
+
+logger = logging.getLogger(__name__)
+
+#: Stored fingerprints probed by ``info`` to measure the candidates scanned per probe.
+PROBE_SAMPLE = 200
+
+MATCH_COLUMNS = [("distance", 8), ("fingerprint", 16), ("seen", 20), ("url", 0)]
+ENTRY_COLUMNS = [("fingerprint", 16), ("seen", 20), ("url", 0)]
+
+
+def entry_row(match: Match) -> dict[str, Any]:
+    """A stored entry as output: URL (the index key), fingerprint, first seen, its record."""
+    record = {k: v for k, v in match.record.items() if k != "seen"}
+    if record.get("url") == match.key:
+        del record["url"]
+    row: dict[str, Any] = {
+        "url": match.key,
+        "fingerprint": format_fp(match.fingerprint),
+        "seen": iso_time(match.record.get("seen")),
+    }
+    if record:
+        row["record"] = record
+    return row
+
+
+def match_row(match: Match) -> dict[str, Any]:
+    return {"distance": match.distance, **entry_row(match)}
+
+
+def _distance(index: SimhashIndex, k: int | None) -> int:
+    if k is None:
+        return index.max_distance
+    if not 0 <= k <= index.max_distance:
+        raise CliError(
+            f"-k must be between 0 and {index.max_distance} (the k this index was built with),"
+            f" got {k}"
+        )
+    return k
+
+
+# -- info ----------------------------------------------------------------------------------
+
+
+def _seen_range(index: SimhashIndex, total: int) -> tuple[Match | None, Match | None]:
+    """The oldest and newest entries (one streamed scan)."""
+    oldest = newest = None
+    for match in Progress("info: scanning", total).track(index.items()):
+        seen = match.record["seen"]
+        if oldest is None or seen < oldest.record["seen"]:
+            oldest = match
+        if newest is None or seen > newest.record["seen"]:
+            newest = match
+    return oldest, newest
+
+
+def cmd_info(args: argparse.Namespace, out: Output) -> int:
+    with open_index(args.index) as index:
+        # Documents are stored in hash order, so the first ones are a fair sample.
+        sample = [m.fingerprint for m in itertools.islice(index.items(), PROBE_SAMPLE)]
+        index.query_many(sample)
+        stats = index.stats()
+        oldest, newest = _seen_range(index, stats["entries"])
+    used = stats["map_used"] / stats["map_size"] if stats["map_size"] else 0.0
+    info = {
+        "path": os.path.abspath(args.index),
+        "entries": stats["entries"],
+        "fingerprints": stats["fingerprints"],
+        "k": stats["max_distance"],
+        "layout": stats["layout"],
+        "layout_name": index.layout.name,
+        "tables": stats["tables"],
+        "blocks": stats["blocks"],
+        "sub_blocks": stats["sub_blocks"],
+        "prefix_bits": stats["prefix_bits"],
+        "fingerprint_version": stats["fingerprint_version"],
+        "format_version": stats["format_version"],
+        "bytes_on_disk": stats["bytes_on_disk"],
+        "file_size": stats["file_size"],
+        "map_size": stats["map_size"],
+        "map_used": stats["map_used"],
+        "map_used_fraction": used,
+        "candidates_per_probe": stats["candidates_per_probe"],
+        "candidates_per_probe_sample": len(sample),
+        "expected_candidates_per_probe": stats["expected_candidates_per_probe"],
+        "oldest": entry_row(oldest) if oldest else None,
+        "newest": entry_row(newest) if newest else None,
+    }
+    prefix = sorted(set(stats["prefix_bits"]))
+    lines = [
+        ("path", info["path"]),
+        ("entries", info["entries"]),
+        ("fingerprints", f"{info['fingerprints']:,} distinct"),
+        ("k", info["k"]),
+        ("layout", f"{index.layout.name}: {info['layout']}"),
+        ("tables", info["tables"]),
+        (
+            "prefix bits",
+            "-".join(map(str, (prefix[0], prefix[-1]))) if len(prefix) > 1 else prefix[0],
+        ),
+        ("fingerprint version", info["fingerprint_version"]),
+        ("format version", info["format_version"]),
+        ("bytes on disk", f"{_size(info['bytes_on_disk'])} (data.mdb {_size(info['file_size'])})"),
+        ("map used", f"{_size(info['map_used'])} of {_size(info['map_size'])} ({used:.4%})"),
+        ("candidates/probe", _candidates(info)),
+        ("oldest", _when(oldest)),
+        ("newest", _when(newest)),
+    ]
+    out.write_object(info, lines)
+    return 0
+
+
+def _size(count: int) -> str:
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{count:,} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def _candidates(info: dict[str, Any]) -> str:
+    expected = f"{info['expected_candidates_per_probe']:.3g} expected for random fingerprints"
+    if info["candidates_per_probe"] is None:
+        return expected
+    measured = info["candidates_per_probe"]
+    return f"{measured:.3g} measured on {info['candidates_per_probe_sample']} entries, {expected}"
+
+
+def _when(match: Match | None) -> str | None:
+    return f"{iso_time(match.record['seen'])}  {match.key}" if match else None
+
+
+# -- lookup, explain -----------------------------------------------------------------------
+
+
+def _query_fingerprint(args: argparse.Namespace, index: SimhashIndex) -> int:
+    if args.url is not None:
+        entry = index.get(args.url)
+        if entry is None:
+            raise CliError(f"no entry for {args.url} in {args.index}")
+        return entry.fingerprint
+    if args.html is not None or args.text is not None:
+        path = args.html if args.html is not None else args.text
+        fingerprint, _, reason = _fingerprint_file(path, html=args.html is not None)
+        if fingerprint is None:
+            raise CliError(f"{path}: {reason}, no fingerprint")
+        return fingerprint
+    return parse_fp(args.fingerprint)
+
+
+def cmd_lookup(args: argparse.Namespace, out: Output) -> int:
+    given = [args.fingerprint, args.url, args.html, args.text]
+    if sum(x is not None for x in given) != 1:
+        raise CliUsage("give one of FINGERPRINT, --url, --html or --text")
+    with open_index(args.index) as index:
+        fingerprint = _query_fingerprint(args, index)
+        k = _distance(index, args.k)
+        matches = index.query(fingerprint, k)
+    count = out.write_rows(MATCH_COLUMNS, (match_row(m) for m in matches))
+    if not count:
+        out.note(f"no stored page within {k} bits of {format_fp(fingerprint)}")
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace, out: Output) -> int:
+    with open_index(args.index) as index:
+        entry = index.get(args.url)
+        if entry is None:
+            raise CliError(f"no entry for {args.url} in {args.index}")
+        k = _distance(index, args.k)
+        near = [m for m in index.query(entry.fingerprint, k) if m.key != entry.key]
+    obj = {**entry_row(entry), "k": k, "matches": [match_row(m) for m in near]}
+    lines = [("url", entry.key), ("fingerprint", obj["fingerprint"]), ("seen", obj["seen"])]
+    if out.fmt == "table":
+        lines.append(("within k", f"{len(near)} other stored page(s) within {k} bits"))
+        out.write_object(obj, lines)
+        if near:
+            out.stream.write("\n")
+            out.write_rows(MATCH_COLUMNS, obj["matches"])
+    else:
+        out.write_object(obj, lines)
+    return 0
+
+
+# -- dump, clusters ------------------------------------------------------------------------
+
+
+def cmd_dump(args: argparse.Namespace, out: Output) -> int:
+    with open_index(args.index) as index:
+        rows = (entry_row(m) for m in index.items())
+        out.write_rows(ENTRY_COLUMNS, Progress("dump", len(index)).track(rows))
+    return 0
+
+
+def _cluster_rows(clusters: list[list[str]], table: bool) -> Iterator[dict[str, Any]]:
+    for number, keys in enumerate(clusters, 1):
+        if table:
+            for key in keys:
+                yield {"cluster": number, "size": len(keys), "url": key}
+        else:
+            yield {"cluster": number, "size": len(keys), "urls": keys}
+
+
+def cmd_clusters(args: argparse.Namespace, out: Output) -> int:
+    progress = Progress("clusters")
+    with open_index(args.index) as index:
+        k = _distance(index, args.k)
+        progress.message(f"pairing {len(index):,} entries within {k} bits")
+        started = time.perf_counter()
+        clusters = index.clusters(k)
+        progress.close()
+    logger.debug("clusters: %d in %.2f s", len(clusters), time.perf_counter() - started)
+    columns = [("cluster", 7), ("size", 6), ("url", 0)]
+    out.write_rows(columns, _cluster_rows(clusters, out.fmt == "table"))
+    if not clusters:
+        out.note(f"no near-duplicates within {k} bits")
+    return 0
+
+
+# -- fingerprint ---------------------------------------------------------------------------
+
+
+def _fingerprint_file(path: str, html: bool) -> tuple[int | None, int, str | None]:
+    """(fingerprint or None, content words, why there is none)."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise CliError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    text = extract_text(data) if html else data.decode("utf-8", errors="replace")
+    if text is None:
+        return None, 0, "no main text"
+    fingerprinter = Fingerprinter()
+    words = len(fingerprinter.content_words(text))
+    fingerprint = fingerprinter.fingerprint(text)
+    if fingerprint is None:
+        return None, words, f"too short ({words} content words, {fingerprinter.min_words} needed)"
+    return fingerprint, words, None
+
+
+def _fingerprint_rows(paths: Iterable[str], html: bool) -> Iterator[dict[str, Any]]:
+    for path in paths:
+        fingerprint, words, reason = _fingerprint_file(path, html)
+        yield {
+            "file": path,
+            "fingerprint": None if fingerprint is None else format_fp(fingerprint),
+            "words": words,
+            "reason": reason,
+        }
+
+
+def cmd_fingerprint(args: argparse.Namespace, out: Output) -> int:
+    for path in args.files:  # fail before any output
+        if not os.path.isfile(path):
+            raise CliError(f"no such file: {path}")
+    columns = [("fingerprint", 16), ("words", 7), ("file", 0)]
+    out.write_rows(columns, _fingerprint_rows(args.files, args.html))
+    return 0
+
+
+# -- remove, verify, compact ---------------------------------------------------------------
+
+
+def cmd_remove(args: argparse.Namespace, out: Output) -> int:
+    if (args.url is None) == (args.older_than is None):
+        raise CliUsage("give --url or --older-than (one of them)")
+    if args.older_than is not None and args.older_than < 0:
+        raise CliUsage("--older-than must be >= 0")
+    missing: list[str] = []
+    with open_index(args.index, write=not args.dry_run) as index:
+        if args.url is not None:
+            keys = [url for url in dict.fromkeys(args.url) if url in index]
+            missing = [url for url in dict.fromkeys(args.url) if url not in keys]
+        else:
+            cutoff = time.time() - args.older_than * 86400
+            entries = Progress("remove: scanning", len(index)).track(index.items())
+            keys = [m.key for m in entries if m.record["seen"] < cutoff]
+        if not args.dry_run:
+            with index.batch():
+                for key in Progress("remove", len(keys)).track(keys):
+                    index.remove(key)
+        left = len(index)
+    verb = "would remove" if args.dry_run else "removed"
+    obj = {"removed": keys, "count": len(keys), "left": left, "dry_run": args.dry_run}
+    out.write_object(obj, [(verb, f"{len(keys):,} entries, {left:,} left")])
+    if missing:
+        raise CliError(f"no entry for {', '.join(missing)} in {args.index}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace, out: Output) -> int:
+    progress = Progress("verify")
+    with open_index(args.index) as index:
+        progress.message(f"checking {len(index):,} entries")
+        problems = index.verify()
+        progress.close()
+        entries, tables = len(index), index.layout.tables
+    obj = {"ok": not problems, "entries": entries, "tables": tables, "problems": problems}
+    lines: list[tuple[str, Any]] = [("problem", p) for p in problems]
+    if not problems:
+        lines = [("ok", f"{entries:,} entries and {tables} tables agree")]
+    out.write_object(obj, lines)
+    if problems:
+        raise CliError(f"{args.index} is damaged: {len(problems)} problem(s) found")
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace, out: Output) -> int:
+    dest = args.dest
+    if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
+        raise CliError(f"{dest} exists and is not an empty directory")
+    with open_index(args.index) as index:
+        before = index.stats()["file_size"]
+        index.compact(dest)
+    after = os.path.getsize(os.path.join(dest, "data.mdb"))
+    obj = {"source": args.index, "dest": dest, "bytes_before": before, "bytes_after": after}
+    out.write_object(
+        obj, [("compacted", f"{args.index} ({_size(before)}) -> {dest} ({_size(after)})")]
+    )
+    return 0
+
+
+class CliUsage(Exception):
+    """A usage error found after parsing: reported by the parser, exit code 2."""

@@ -1,0 +1,74 @@
+"""Opening an index for the ``scrapy-simhash`` command, with LMDB's errors reworded."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import lmdb
+
+from ._cli_output import CliError
+from .index import IndexMismatchError, SimhashIndex
+
+
+def _not_an_index(path: str, why: str = "") -> CliError:
+    return CliError(f"{path} is not a scrapy-simhash index{why}")
+
+
+def reword(path: str, exc: BaseException) -> CliError:
+    """The one-line message for an error raised while opening or reading ``path``."""
+    if isinstance(exc, IndexMismatchError):
+        return CliError(str(exc))
+    if isinstance(exc, FileNotFoundError):
+        return CliError(f"no index at {path}")
+    if isinstance(exc, PermissionError) or getattr(exc, "errno", None) == errno.EACCES:
+        return CliError(f"cannot open {path}: permission denied")
+    if isinstance(exc, lmdb.InvalidError):
+        return _not_an_index(path, " (its data.mdb is not an LMDB file)")
+    if isinstance(exc, lmdb.VersionMismatchError):
+        return CliError(f"{path} was written by another version of LMDB")
+    if isinstance(exc, lmdb.CorruptedError | lmdb.PageNotFoundError):
+        return CliError(f"{path} is damaged (LMDB: {_lmdb_reason(exc)})")
+    if isinstance(exc, lmdb.ReadonlyError):
+        return _not_an_index(path, " (no index databases in it)")
+    if isinstance(exc, lmdb.Error):
+        return CliError(f"cannot read {path}: {_lmdb_reason(exc)}")
+    if isinstance(exc, ValueError) and ("not an index" in str(exc) or "holds no index" in str(exc)):
+        return _not_an_index(path, " (an LMDB environment without index metadata)")
+    return CliError(str(exc))
+
+
+def _lmdb_reason(exc: BaseException) -> str:
+    """LMDB's message without the path and function name it starts with."""
+    return str(exc).rsplit(": ", 1)[-1]
+
+
+def check_path(path: str) -> None:
+    """Fail with one line unless ``path`` looks like an index directory."""
+    if not os.path.exists(path):
+        raise CliError(f"no index at {path}")
+    if not os.path.isdir(path) or not os.path.isfile(os.path.join(path, "data.mdb")):
+        raise _not_an_index(path)
+
+
+@contextmanager
+def open_index(path: str, *, write: bool = False) -> Iterator[SimhashIndex]:
+    """The index at ``path``, read-only unless ``write`` (it must exist either way: a writable
+    open is only made after a read-only one has shown that ``path`` holds an index, since a
+    writable open would create one)."""
+    check_path(path)
+    try:
+        index = SimhashIndex(path, readonly=True)
+        if write:
+            index.close()
+            index = SimhashIndex(path)
+    except (OSError, ValueError, lmdb.Error) as exc:
+        raise reword(path, exc) from exc
+    try:
+        yield index
+    except lmdb.Error as exc:
+        raise reword(path, exc) from exc
+    finally:
+        index.close()

@@ -1,0 +1,160 @@
+"""Output of the ``scrapy-simhash`` command: fingerprints and times as text, a streamed table,
+JSON or JSON lines, and progress on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from datetime import datetime, timezone
+from typing import Any, TextIO
+
+FORMATS = ("table", "json", "jsonl")
+
+
+class CliError(Exception):
+    """An expected failure: printed as one ``scrapy-simhash: error: ...`` line, exit code 1."""
+
+
+def format_fp(fingerprint: int) -> str:
+    """A fingerprint as 16 lowercase hex digits."""
+    return f"{fingerprint:016x}"
+
+
+def parse_fp(text: str) -> int:
+    """A fingerprint from 16 hex digits (``0x`` optional: exactly 16 digits are always read as
+    hex) or a decimal number."""
+    value = text.strip().lower()
+    try:
+        if value.startswith("0x"):
+            number = int(value[2:], 16)
+        elif len(value) == 16:
+            number = int(value, 16)
+        elif value.isdigit():
+            number = int(value)
+        else:
+            raise ValueError(value)
+    except ValueError:
+        raise CliError(
+            f"invalid fingerprint {text!r}: give 16 hex digits (0x optional) or a decimal number"
+        ) from None
+    if number >= 1 << 64:
+        raise CliError(f"invalid fingerprint {text!r}: more than 64 bits")
+    return number
+
+
+def iso_time(seen: float | None) -> str | None:
+    """A unix time as ISO 8601 UTC to the second (``2026-11-21T19:01:34Z``)."""
+    if seen is None:
+        return None
+    return datetime.fromtimestamp(seen, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Output:
+    """Writes rows as a table (fixed-width columns, the last one free: streamable), a JSON
+    array (also streamed) or JSON lines."""
+
+    def __init__(self, fmt: str, stream: TextIO | None = None) -> None:
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown output format {fmt!r}")
+        self.fmt = fmt
+        self.stream = stream if stream is not None else sys.stdout
+
+    def write_rows(self, columns: list[tuple[str, int]], rows: Iterable[dict[str, Any]]) -> int:
+        """Every row (a dict with at least the ``columns`` keys); ``columns`` gives each table
+        column's name and width (the last width is ignored). Returns the number of rows."""
+        out = self.stream
+        count = 0
+        if self.fmt == "table":
+            out.write(_table_line([(name.upper(), width) for name, width in columns]))
+            for row in rows:
+                cells = [(_cell(row.get(name)), width) for name, width in columns]
+                out.write(_table_line(cells))
+                count += 1
+            return count
+        if self.fmt == "json":
+            out.write("[")
+            for row in rows:
+                out.write(("," if count else "") + "\n  " + json.dumps(row, ensure_ascii=False))
+                count += 1
+            out.write("\n]\n" if count else "]\n")
+            return count
+        for row in rows:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
+        return count
+
+    def write_object(self, obj: dict[str, Any], lines: list[tuple[str, Any]]) -> None:
+        """One object: ``obj`` as JSON, or ``lines`` as ``label: value`` in a table."""
+        if self.fmt == "json":
+            self.stream.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+        elif self.fmt == "jsonl":
+            self.stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        else:
+            width = max((len(label) for label, _ in lines), default=0) + 2
+            for label, value in lines:
+                self.stream.write(f"{label + ':':<{width}}{_cell(value)}\n")
+
+    def note(self, text: str) -> None:
+        """A line for people, shown in the table format only."""
+        if self.fmt == "table":
+            self.stream.write(text + "\n")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def _table_line(cells: list[tuple[str, int]]) -> str:
+    *fixed, (last, _) = cells
+    return "".join(f"{text:<{width}}  " for text, width in fixed) + last + "\n"
+
+
+class Progress:
+    """``label: done / total`` on stderr, redrawn at most 5 times a second; silent when stderr
+    is not a terminal."""
+
+    def __init__(self, label: str, total: int | None = None, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self.stream.isatty()
+        self.label = label
+        self.total = total
+        self.done = 0
+        self._last = 0.0
+
+    def step(self, count: int = 1) -> None:
+        self.done += count
+        if self.enabled and time.monotonic() - self._last >= 0.2:
+            self._draw()
+
+    def message(self, text: str) -> None:
+        """Replace the progress line with ``text`` (a phase that has no count)."""
+        if self.enabled:
+            self.stream.write(f"\r\033[K{self.label}: {text}")
+            self.stream.flush()
+
+    def _draw(self) -> None:
+        self._last = time.monotonic()
+        total = f" / {self.total:,}" if self.total else ""
+        self.message(f"{self.done:,}{total}")
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+    def track(self, items: Iterable[Any]) -> Iterator[Any]:
+        """``items``, counted as they are read; the line is cleared at the end."""
+        try:
+            for item in items:
+                self.step()
+                yield item
+        finally:
+            self.close()

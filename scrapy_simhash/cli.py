@@ -1,0 +1,167 @@
+"""``scrapy-simhash``: inspect and maintain a near-duplicate index.
+
+Also run as ``python -m scrapy_simhash`` and, through Scrapy's ``scrapy.commands`` entry
+point, as ``scrapy simhash``. Exit codes: 0 on success, 1 on an expected failure (one line
+``scrapy-simhash: error: ...`` on stderr), 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from . import _cli_commands as commands
+from ._cli_output import CliError, Output
+
+__all__ = ["build_parser", "main"]
+
+logger = logging.getLogger(__name__)
+
+PROG = "scrapy-simhash"
+
+Handler = Callable[[argparse.Namespace, Output], int]
+
+_EPILOG = """\
+fingerprints are 16 hex digits (0x optional) or decimal; dates are ISO 8601 UTC.
+Inspection opens the index read-only: it works while a crawl writes to it.
+
+example:
+  scrapy-simhash info .scrapy/simhash
+  scrapy-simhash lookup .scrapy/simhash --html page.html
+  scrapy-simhash clusters .scrapy/simhash --jsonl > clusters.jsonl
+"""
+
+
+def _output_options() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("output").add_mutually_exclusive_group()
+    group.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="one JSON document"
+    )
+    group.add_argument(
+        "--jsonl", dest="format", action="store_const", const="jsonl", help="JSON lines"
+    )
+    parent.set_defaults(format="table")
+    return parent
+
+
+def _k_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-k", type=int, metavar="N", help="largest distance in bits (default: the index's k)"
+    )
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Inspect and maintain a scrapy-simhash near-duplicate index.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="log debug messages; tracebacks on unexpected errors"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    out = [_output_options()]
+
+    def add(name: str, handler: Handler, summary: str) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(name, parents=out, help=summary, description=summary)
+        cmd.set_defaults(handler=handler, subparser=cmd)
+        return cmd
+
+    cmd = add("info", commands.cmd_info, "entries, layout, versions, disk and map use, age")
+    cmd.add_argument("index", metavar="INDEX", help="index directory")
+
+    cmd = add("lookup", commands.cmd_lookup, "stored entries near a fingerprint, nearest first")
+    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    cmd.add_argument("fingerprint", metavar="FINGERPRINT", nargs="?", help="a fingerprint")
+    cmd.add_argument("--url", help="the fingerprint stored for this URL")
+    cmd.add_argument("--html", metavar="FILE", help="the fingerprint of an HTML page's text")
+    cmd.add_argument("--text", metavar="FILE", help="the fingerprint of a UTF-8 text file")
+    _k_option(cmd)
+
+    cmd = add("explain", commands.cmd_explain, "a stored URL's fingerprint and its near pages")
+    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    cmd.add_argument("url", metavar="URL", help="a stored URL")
+    _k_option(cmd)
+
+    cmd = add("dump", commands.cmd_dump, "every entry: URL, fingerprint, first seen (streamed)")
+    cmd.add_argument("index", metavar="INDEX", help="index directory")
+
+    cmd = add("clusters", commands.cmd_clusters, "the near-duplicate groups of the whole index")
+    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    _k_option(cmd)
+
+    cmd = add("fingerprint", commands.cmd_fingerprint, "the fingerprint of files, no index")
+    cmd.add_argument("files", metavar="FILE", nargs="+", help="text files (UTF-8) or pages")
+    cmd.add_argument("--html", action="store_true", help="files are HTML: extract the main text")
+
+    cmd = add("remove", commands.cmd_remove, "remove entries by URL or age")
+    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    cmd.add_argument("--url", action="append", help="a stored URL (may be repeated)")
+    cmd.add_argument(
+        "--older-than", type=float, metavar="DAYS", help="entries first seen more than DAYS ago"
+    )
+    cmd.add_argument("--dry-run", action="store_true", help="show the count, remove nothing")
+
+    cmd = add("verify", commands.cmd_verify, "check tables against documents (exit 1 on damage)")
+    cmd.add_argument("index", metavar="INDEX", help="index directory")
+
+    cmd = add("compact", commands.cmd_compact, "write a compacted copy of the index")
+    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    cmd.add_argument("dest", metavar="DEST", help="a new or empty directory")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    """Run one command; returns the exit code (never raises, prints no traceback)."""
+    parser = build_parser(prog)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error (2), already printed
+        return exc.code if isinstance(exc.code, int) else 2
+    # Libraries' log lines (trafilatura warns about pages it discards) only with --debug;
+    # a no-op when the host (pytest, a Scrapy command) already configured logging.
+    logging.basicConfig(
+        level=logging.DEBUG if args.debug else logging.CRITICAL,
+        format="%(name)s %(levelname)s: %(message)s",
+    )
+    out = Output(args.format)
+    try:
+        code: int = args.handler(args, out)
+    except commands.CliUsage as exc:
+        sub = args.subparser
+        sub.print_usage(sys.stderr)
+        sys.stderr.write(f"{sub.prog}: error: {exc}\n")
+        return 2
+    except CliError as exc:
+        _fail(str(exc))
+        return 1
+    except BrokenPipeError:  # `scrapy-simhash dump INDEX | head`: stop quietly
+        _silence_stdout()
+        return 1
+    except KeyboardInterrupt:
+        _fail("interrupted")
+        return 130
+    except Exception as exc:
+        if args.debug:
+            logger.exception("unexpected error")
+        hint = "" if args.debug else " (run with --debug for the traceback)"
+        _fail(f"unexpected {type(exc).__name__}: {exc}{hint}")
+        return 1
+    sys.stdout.flush()
+    return code
+
+
+def _silence_stdout() -> None:
+    with contextlib.suppress(OSError, ValueError):  # not a real file: captured output
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _fail(message: str) -> None:
+    sys.stdout.flush()
+    sys.stderr.write(f"{PROG}: error: {message}\n")

@@ -1,0 +1,1 @@
+"""Scrapy commands: ``scrapy simhash ...`` (see :mod:`scrapy_simhash.commands.simhash`)."""

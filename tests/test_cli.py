@@ -1,0 +1,602 @@
+"""The ``scrapy-simhash`` command (and ``scrapy simhash``) on real LMDB indexes in tmp_path."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import lmdb
+import pytest
+
+from scrapy_simhash._cli_output import Progress
+from scrapy_simhash.cli import main
+from scrapy_simhash.extract import extract_text
+from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.index import SimhashIndex
+
+ROOT = Path(__file__).resolve().parent.parent
+
+A = 0x0123456789ABCDEF
+B = 0xFEDCBA9876543210
+C = 0x5555AAAA5555AAAA
+DAY = 86400.0
+NOW = time.time()
+
+ARTICLE = (
+    "The harbour authority approved the new ferry timetable on Monday after three months of "
+    "consultation with islanders, fishermen and the tourism board. Crossings will leave every "
+    "forty minutes in summer instead of every hour, and the last boat back from the mainland "
+    "will sail at eleven at night. Residents had asked for a later return for years, said the "
+    "chair of the island council, who called the decision a relief for nurses and students who "
+    "work evening shifts in town. The operator will lease a second vessel for the busy season "
+    "and hire twelve crew members, most of them from the islands themselves."
+)
+PAGE_TEXT = (
+    "Volunteers counted more than four hundred nesting terns on the shingle spit this spring, "
+    "the highest number since the reserve opened. Wardens fenced off the colony in April and "
+    "asked walkers to keep dogs on leads along the beach path. The birds arrive from West "
+    "Africa each year and lay their eggs directly on the stones, where high tides and foxes "
+    "are the main threats. A camera on a pole now streams the colony to the visitor centre, "
+    "and school groups have booked every morning slot until the chicks fledge in July."
+)
+PAGE = f"""<!DOCTYPE html><html><head><meta charset="utf-8"><title>Terns return</title></head>
+<body><nav><a href="/">Home</a> <a href="/news">News</a></nav>
+<article><h1>Terns return</h1><p>{PAGE_TEXT}</p></article>
+<footer>Reserve news, all rights reserved</footer></body></html>"""
+
+
+def _fp(text: str) -> int:
+    fingerprint = Fingerprinter().fingerprint(text)
+    assert fingerprint is not None
+    return fingerprint
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    paths = {"text": tmp_path / "article.txt", "html": tmp_path / "page.html"}
+    paths["text"].write_text(ARTICLE, encoding="utf-8")
+    paths["html"].write_text(PAGE, encoding="utf-8")
+    paths["short"] = tmp_path / "short.txt"
+    paths["short"].write_text("Too short to fingerprint.", encoding="utf-8")
+    return paths
+
+
+@pytest.fixture
+def index_path(tmp_path: Path, files: dict[str, Path]) -> str:
+    """An index of 8 pages: a cluster of 3 around A, one of 2 around B, and 3 loners."""
+    page_text = extract_text(files["html"].read_bytes())
+    assert page_text is not None
+    entries = [
+        (A, "https://example.com/a", NOW - 40 * DAY),
+        (A ^ 0b1, "https://example.com/a-print", NOW - 30 * DAY),
+        (A ^ 0b111, "https://example.com/a-amp", NOW - 20 * DAY),
+        (B, "https://example.com/b", NOW - 10 * DAY),
+        (B ^ (1 << 63 | 1 << 10), "https://example.com/b-mirror", NOW - 5 * DAY),
+        (C, "https://example.com/c", NOW - 1 * DAY),
+        (_fp(ARTICLE), "https://example.com/ferry", NOW - 2 * DAY),
+        (_fp(page_text), "https://example.com/terns", NOW - 3 * DAY),
+    ]
+    path = str(tmp_path / "index")
+    with SimhashIndex(path, max_distance=3) as index:
+        index.insert_many((fp, url, {"url": url, "seen": seen}) for fp, url, seen in entries)
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
+    code, out, err = run(capsys, *argv, "--json")
+    assert (code, err) == (0, "")
+    return json.loads(out)
+
+
+def urls(rows: object) -> list[tuple[int, str]]:
+    assert isinstance(rows, list)
+    return [(row["distance"], row["url"]) for row in rows]
+
+
+# -- info ------------------------------------------------------------------------------------
+
+
+def test_info_table(capsys, index_path):
+    code, out, err = run(capsys, "info", index_path)
+    assert (code, err) == (0, "")
+    lines = dict(line.split(":", 1) for line in out.splitlines())
+    assert lines["entries"].strip() == "8"
+    assert lines["fingerprints"].strip() == "8 distinct"
+    assert lines["k"].strip() == "3"
+    assert lines["layout"].strip().startswith("4x16: 4 tables for k=3")
+    assert lines["prefix bits"].strip() == "16"
+    assert lines["fingerprint version"].strip() == "1"
+    assert lines["format version"].strip() == "1"
+    assert "measured on 8 entries" in lines["candidates/probe"]
+    assert lines["oldest"].strip().endswith("https://example.com/a")
+    assert lines["newest"].strip().endswith("https://example.com/c")
+
+
+def test_info_json(capsys, index_path):
+    info = run_json(capsys, "info", index_path)
+    assert isinstance(info, dict)
+    assert info["path"] == os.path.abspath(index_path)
+    assert (info["entries"], info["fingerprints"], info["k"], info["tables"]) == (8, 8, 3, 4)
+    assert info["prefix_bits"] == [16, 16, 16, 16]
+    assert (info["format_version"], info["fingerprint_version"]) == (1, 1)
+    assert 0 < info["map_used"] <= info["bytes_on_disk"] + info["map_size"]
+    assert 0 < info["map_used_fraction"] < 1
+    assert info["candidates_per_probe"] >= 1  # each sampled probe finds at least itself
+    assert info["oldest"]["url"] == "https://example.com/a"
+    assert info["oldest"]["fingerprint"] == "0123456789abcdef"
+    assert info["newest"]["url"] == "https://example.com/c"
+    assert info["oldest"]["seen"] < info["newest"]["seen"]  # ISO 8601 sorts as time
+
+
+# -- lookup, explain -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("given", ["0123456789abcdef", "0x0123456789ABCDEF", str(A)])
+def test_lookup_fingerprint_forms(capsys, index_path, given):
+    rows = run_json(capsys, "lookup", index_path, given)
+    assert urls(rows) == [
+        (0, "https://example.com/a"),
+        (1, "https://example.com/a-print"),
+        (3, "https://example.com/a-amp"),
+    ]
+
+
+def test_lookup_table_and_k(capsys, index_path):
+    code, out, _ = run(capsys, "lookup", index_path, f"{A:016x}", "-k", "1")
+    assert code == 0
+    assert out.splitlines() == [
+        "DISTANCE  FINGERPRINT       SEEN                  URL",
+        f"0         0123456789abcdef  {_iso(NOW - 40 * DAY)}  https://example.com/a",
+        f"1         0123456789abcdee  {_iso(NOW - 30 * DAY)}  https://example.com/a-print",
+    ]
+
+
+def _iso(seen: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seen))
+
+
+def test_lookup_by_url_text_and_html(capsys, index_path, files):
+    rows = run_json(capsys, "lookup", index_path, "--url", "https://example.com/b-mirror")
+    assert urls(rows) == [(0, "https://example.com/b-mirror"), (2, "https://example.com/b")]
+    rows = run_json(capsys, "lookup", index_path, "--text", str(files["text"]))
+    assert urls(rows) == [(0, "https://example.com/ferry")]
+    rows = run_json(capsys, "lookup", index_path, "--html", str(files["html"]))
+    assert urls(rows) == [(0, "https://example.com/terns")]
+
+
+def test_lookup_jsonl_and_no_match(capsys, index_path):
+    code, out, _ = run(capsys, "lookup", index_path, f"{C ^ 0xF:016x}", "--jsonl")
+    assert (code, out) == (0, "")
+    code, out, _ = run(capsys, "lookup", index_path, f"{C ^ 0xF:016x}")
+    assert out.splitlines()[1] == f"no stored page within 3 bits of {C ^ 0xF:016x}"
+    code, out, _ = run(capsys, "lookup", index_path, f"{C:016x}", "--jsonl")
+    row = json.loads(out)
+    assert row == {
+        "distance": 0,
+        "url": "https://example.com/c",
+        "fingerprint": "5555aaaa5555aaaa",
+        "seen": _iso(NOW - DAY),
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["nothex"], "invalid fingerprint 'nothex': give 16 hex digits"),
+        (["0x1" + "0" * 16], "invalid fingerprint '0x10000000000000000': more than 64 bits"),
+        (["--url", "https://example.com/nope"], "no entry for https://example.com/nope in"),
+        (["0", "-k", "4"], "-k must be between 0 and 3 (the k this index was built with), got 4"),
+    ],
+)
+def test_lookup_errors(capsys, index_path, argv, message):
+    code, out, err = run(capsys, "lookup", index_path, *argv)
+    assert (code, out) == (1, "")
+    assert err.startswith(f"scrapy-simhash: error: {message}")
+    assert err.count("\n") == 1
+
+
+def test_lookup_too_short_and_missing_file(capsys, index_path, files, tmp_path):
+    code, _, err = run(capsys, "lookup", index_path, "--text", str(files["short"]))
+    assert code == 1
+    assert err == (
+        f"scrapy-simhash: error: {files['short']}: too short (2 content words, 20 needed),"
+        " no fingerprint\n"
+    )
+    code, _, err = run(capsys, "lookup", index_path, "--html", str(tmp_path / "gone.html"))
+    assert (code, err) == (1, f"scrapy-simhash: error: no such file: {tmp_path / 'gone.html'}\n")
+
+
+def test_explain(capsys, index_path):
+    obj = run_json(capsys, "explain", index_path, "https://example.com/a-amp")
+    assert isinstance(obj, dict)
+    assert (obj["url"], obj["fingerprint"], obj["k"]) == (
+        "https://example.com/a-amp",
+        f"{A ^ 0b111:016x}",
+        3,
+    )
+    assert urls(obj["matches"]) == [
+        (2, "https://example.com/a-print"),
+        (3, "https://example.com/a"),
+    ]
+    code, out, _ = run(capsys, "explain", index_path, "https://example.com/a-amp", "-k", "2")
+    assert code == 0
+    assert "\nwithin k:    1 other stored page(s) within 2 bits\n" in out
+    assert out.splitlines()[-1].endswith("  https://example.com/a-print")
+    code, _, err = run(capsys, "explain", index_path, "https://example.com/zzz")
+    assert (code, err) == (
+        1,
+        f"scrapy-simhash: error: no entry for https://example.com/zzz in {index_path}\n",
+    )
+
+
+# -- dump, clusters ------------------------------------------------------------------------
+
+
+def test_dump_formats_agree(capsys, index_path):
+    rows = run_json(capsys, "dump", index_path)
+    code, out, err = run(capsys, "dump", index_path, "--jsonl")
+    assert (code, err) == (0, "")  # no progress: stderr is not a terminal
+    assert [json.loads(line) for line in out.splitlines()] == rows
+    assert isinstance(rows, list)
+    assert len(rows) == 8
+    assert {r["url"]: r["fingerprint"] for r in rows}["https://example.com/b"] == f"{B:016x}"
+    assert all(len(r["fingerprint"]) == 16 and "record" not in r for r in rows)
+    code, out, _ = run(capsys, "dump", index_path)
+    table = out.splitlines()
+    assert table[0] == "FINGERPRINT       SEEN                  URL"
+    assert table[1:] == [f"{r['fingerprint']}  {r['seen']}  {r['url']}" for r in rows]
+
+
+def test_clusters(capsys, index_path):
+    groups = run_json(capsys, "clusters", index_path)
+    assert groups == [
+        {
+            "cluster": 1,
+            "size": 3,
+            "urls": [
+                "https://example.com/a",
+                "https://example.com/a-amp",
+                "https://example.com/a-print",
+            ],
+        },
+        {
+            "cluster": 2,
+            "size": 2,
+            "urls": ["https://example.com/b", "https://example.com/b-mirror"],
+        },
+    ]
+    code, out, err = run(capsys, "clusters", index_path, "-k", "1")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "CLUSTER  SIZE    URL",
+        "1        2       https://example.com/a",
+        "1        2       https://example.com/a-print",
+    ]
+    code, out, _ = run(capsys, "clusters", index_path, "-k", "0")
+    assert out.splitlines()[1:] == ["no near-duplicates within 0 bits"]
+
+
+# -- fingerprint ---------------------------------------------------------------------------
+
+
+def test_fingerprint_files(capsys, files):
+    rows = run_json(capsys, "fingerprint", str(files["text"]), str(files["short"]))
+    assert rows == [
+        {
+            "file": str(files["text"]),
+            "fingerprint": f"{_fp(ARTICLE):016x}",
+            "words": 58,
+            "reason": None,
+        },
+        {
+            "file": str(files["short"]),
+            "fingerprint": None,
+            "words": 2,
+            "reason": "too short (2 content words, 20 needed)",
+        },
+    ]
+    code, out, _ = run(capsys, "fingerprint", "--html", str(files["html"]))
+    page_fp = _fp(extract_text(files["html"].read_bytes()) or "")
+    assert code == 0
+    assert out.splitlines()[1].split() == [f"{page_fp:016x}", "55", str(files["html"])]
+
+
+def test_fingerprint_html_without_text(capsys, tmp_path):
+    empty = tmp_path / "empty.html"
+    empty.write_text("<html><body></body></html>", encoding="utf-8")
+    rows = run_json(capsys, "fingerprint", "--html", str(empty))
+    assert rows == [{"file": str(empty), "fingerprint": None, "words": 0, "reason": "no main text"}]
+    code, out, err = run(capsys, "fingerprint", str(tmp_path / "nope.txt"))
+    assert out == ""
+    assert code == 1
+    assert err == f"scrapy-simhash: error: no such file: {tmp_path / 'nope.txt'}\n"
+
+
+# -- remove, verify, compact ---------------------------------------------------------------
+
+
+def _stored(capsys, index_path) -> list[str]:
+    return sorted(row["url"] for row in run_json(capsys, "dump", index_path))  # type: ignore[index, union-attr]
+
+
+def test_remove_by_url(capsys, index_path):
+    obj = run_json(capsys, "remove", index_path, "--url", "https://example.com/a-amp")
+    assert obj == {
+        "removed": ["https://example.com/a-amp"],
+        "count": 1,
+        "left": 7,
+        "dry_run": False,
+    }
+    assert "https://example.com/a-amp" not in _stored(capsys, index_path)
+    code, out, err = run(
+        capsys, "remove", index_path, "--url", "https://example.com/c", "--url", "https://x/y"
+    )
+    assert code == 1
+    assert out == "removed: 1 entries, 6 left\n"
+    assert err == f"scrapy-simhash: error: no entry for https://x/y in {index_path}\n"
+    code, _, _ = run(capsys, "verify", index_path)
+    assert code == 0
+
+
+def test_remove_older_than(capsys, index_path):
+    obj = run_json(capsys, "remove", index_path, "--older-than", "15", "--dry-run")
+    assert isinstance(obj, dict)
+    assert (obj["count"], obj["left"]) == (3, 8)
+    assert len(_stored(capsys, index_path)) == 8
+    obj = run_json(capsys, "remove", index_path, "--older-than", "15")
+    assert isinstance(obj, dict)
+    assert sorted(obj["removed"]) == [
+        "https://example.com/a",
+        "https://example.com/a-amp",
+        "https://example.com/a-print",
+    ]
+    assert _stored(capsys, index_path) == [
+        "https://example.com/b",
+        "https://example.com/b-mirror",
+        "https://example.com/c",
+        "https://example.com/ferry",
+        "https://example.com/terns",
+    ]
+    assert run_json(capsys, "lookup", index_path, f"{A:016x}") == []
+
+
+def test_remove_usage(capsys, index_path):
+    code, _, err = run(capsys, "remove", index_path)
+    assert code == 2
+    assert err.splitlines()[-1] == (
+        "scrapy-simhash remove: error: give --url or --older-than (one of them)"
+    )
+
+
+def test_verify_ok_and_damaged(capsys, index_path):
+    code, out, err = run(capsys, "verify", index_path)
+    assert (code, out, err) == (0, "ok: 8 entries and 4 tables agree\n", "")
+    env = lmdb.open(index_path, max_dbs=80)
+    try:
+        table = env.open_db(b"t02", dupsort=True, dupfixed=True)
+        with env.begin(write=True) as txn:
+            cur = txn.cursor(table)
+            assert cur.first()
+            cur.delete()
+    finally:
+        env.close()
+    code, out, err = run(capsys, "verify", index_path, "--json")
+    assert code == 1
+    report = json.loads(out)
+    assert report["ok"] is False
+    assert len(report["problems"]) == 1
+    assert report["problems"][0].startswith("table 2 lacks 0x")
+    assert err == f"scrapy-simhash: error: {index_path} is damaged: 1 problem(s) found\n"
+
+
+def test_compact(capsys, index_path, tmp_path):
+    dest = tmp_path / "copy"
+    code, out, err = run(capsys, "compact", index_path, str(dest))
+    assert (code, err) == (0, "")
+    assert out.startswith(f"compacted: {index_path} (")
+    assert run_json(capsys, "dump", str(dest)) == run_json(capsys, "dump", index_path)
+    code, _, err = run(capsys, "compact", index_path, str(dest))
+    assert (code, err) == (
+        1,
+        f"scrapy-simhash: error: {dest} exists and is not an empty directory\n",
+    )
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+def _plain_lmdb(path: Path) -> None:
+    env = lmdb.open(str(path))
+    with env.begin(write=True) as txn:
+        txn.put(b"key", b"value")
+    env.close()
+
+
+def _future_format(path: str) -> None:
+    env = lmdb.open(path, max_dbs=80)
+    meta = env.open_db(b"meta")
+    with env.begin(write=True) as txn:
+        txn.put(b"format_version", b"99", db=meta)
+    env.close()
+
+
+@pytest.mark.parametrize("command", ["info", "dump", "clusters", "verify", "remove"])
+def test_errors_are_one_line(capsys, tmp_path, command):
+    extra = ["--older-than", "1"] if command == "remove" else []
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("hello", encoding="utf-8")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "data.mdb").write_bytes(b"\x01" * 8192)
+    _plain_lmdb(tmp_path / "plain")
+    cases = {
+        tmp_path / "missing": "no index at {}",
+        a_file: "{} is not a scrapy-simhash index",
+        tmp_path / "empty": "{} is not a scrapy-simhash index",
+        tmp_path / "junk": "{} is not a scrapy-simhash index (its data.mdb is not an LMDB file)",
+        tmp_path / "plain": (
+            "{} is not a scrapy-simhash index (an LMDB environment without index metadata)"
+        ),
+    }
+    for path, message in cases.items():
+        code, out, err = run(capsys, command, str(path), *extra)
+        assert (code, out) == (1, "")
+        assert err == f"scrapy-simhash: error: {message.format(path)}\n"
+    assert not (tmp_path / "missing").exists()  # nothing created, even by remove
+
+
+def test_unknown_format(capsys, index_path):
+    _future_format(index_path)
+    code, out, err = run(capsys, "info", index_path)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"scrapy-simhash: error: index {index_path!r} was built with format_version=99,"
+        " not 1 (this code's format)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "last_line"),
+    [
+        ([], "scrapy-simhash: error: the following arguments are required: COMMAND"),
+        (["frobnicate"], "scrapy-simhash: error: argument COMMAND: invalid choice: 'frobnicate'"),
+        (["info"], "scrapy-simhash info: error: the following arguments are required: INDEX"),
+        (["dump", "x", "--json", "--jsonl"], "scrapy-simhash dump: error: argument --jsonl:"),
+        (["lookup", "x"], "scrapy-simhash lookup: error: give one of FINGERPRINT, --url, --html"),
+        (["lookup", "x", "-k", "two", "0"], "scrapy-simhash lookup: error: argument -k:"),
+    ],
+)
+def test_usage_errors(capsys, argv, last_line):
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.splitlines()[-1].startswith(last_line)
+
+
+def test_help(capsys):
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    for command in (
+        "info",
+        "lookup",
+        "explain",
+        "dump",
+        "clusters",
+        "fingerprint",
+        "remove",
+        "verify",
+        "compact",
+    ):
+        assert re.search(rf"^    {command}\b", out, re.MULTILINE)
+
+
+def test_progress_only_on_a_terminal():
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    quiet, shown = io.StringIO(), Terminal()
+    for stream in (quiet, shown):
+        assert list(Progress("dump", 3, stream).track("abc")) == ["a", "b", "c"]
+    assert quiet.getvalue() == ""
+    assert "dump: 1 / 3" in shown.getvalue()
+    assert shown.getvalue().endswith("\r\033[K")
+
+
+# -- other surfaces, concurrency -----------------------------------------------------------
+
+
+def _subprocess(argv: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_python_m(index_path):
+    done = _subprocess(["-m", "scrapy_simhash", "info", index_path, "--jsonl"])
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["entries"] == 8
+
+
+def test_scrapy_command(index_path, tmp_path):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "scrapy.cfg").write_text("[settings]\ndefault = cli_settings\n", encoding="utf-8")
+    (project / "cli_settings.py").write_text(
+        'COMMANDS_MODULE = "scrapy_simhash.commands"\n', encoding="utf-8"
+    )
+    scrapy = ["-m", "scrapy.cmdline", "simhash"]
+    done = _subprocess([*scrapy, "lookup", index_path, f"{A:016x}", "-k", "1", "--json"], project)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert urls(json.loads(done.stdout)) == [
+        (0, "https://example.com/a"),
+        (1, "https://example.com/a-print"),
+    ]
+    done = _subprocess([*scrapy, "info", str(tmp_path / "nothing")], project)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == f"scrapy-simhash: error: no index at {tmp_path / 'nothing'}\n"
+    done = _subprocess([*scrapy, "info", index_path, "--bogus"], project)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == "scrapy simhash: error: unrecognized arguments: --bogus"
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from scrapy_simhash.index import SimhashIndex
+
+    path, rounds = sys.argv[1], int(sys.argv[2])
+    with SimhashIndex(path) as index:
+        for r in range(rounds):
+            base = (r + 1) << 40
+            index.insert_many(
+                (base + i, f"https://w.example/{r}/{i}", {}) for i in range(50)
+            )
+            print(r, flush=True)
+            time.sleep(0.02)
+    """
+)
+
+
+def test_inspect_while_another_process_writes(capsys, index_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER, index_path, "100"],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout is not None
+        writer.stdout.readline()  # the writer has committed its first batch
+        counts = []
+        while writer.poll() is None or len(counts) < 3:
+            info = run_json(capsys, "info", index_path)
+            assert isinstance(info, dict)
+            counts.append(info["entries"])
+            rows = run_json(capsys, "lookup", index_path, f"{A:016x}")
+            assert len(urls(rows)) == 3
+            code, _, err = run(capsys, "verify", index_path)
+            assert (code, err) == (0, "")
+    finally:
+        writer.wait(timeout=60)
+        writer.stdout.close()  # type: ignore[union-attr]
+    assert writer.returncode == 0
+    assert counts == sorted(counts)
+    assert counts[0] >= 8 + 50
+    assert len(set(counts)) > 1  # the writer's inserts were seen as they came
+    assert run_json(capsys, "info", index_path)["entries"] == 8 + 100 * 50  # type: ignore[index]
