@@ -12,11 +12,11 @@ import pytest
 
 EXAMPLE = Path(__file__).parents[1] / "example_project"
 ARTICLES = {
-    "/news/bike-lanes.html",
-    "/news/heatwave-grid.html",
-    "/news/coral-survey.html",
-    "/news/bakery-award.html",
-    "/news/library-night-school.html",
+    "Council approves 40-kilometre protected bike lane network",
+    "Heatwave pushes regional power grid to record demand",
+    "University divers map deep coral reefs off the northern cape",
+    "Family bakery on Canal Street wins national sourdough prize",
+    "Central library opens night school for adult learners",
 }
 
 
@@ -39,7 +39,13 @@ def test_crawl_drops_copies_then_a_second_crawl_drops_everything_stored(tmp_path
     first, items = scrapy_crawl(tmp_path)
     assert first.returncode == 0, first.stderr[-3000:]
     assert "Warning" not in first.stderr
-    assert {re.sub(r"^http://[^/]+", "", item["url"]) for item in items} == ARTICLES
+    # One page of each group is kept: the article, unless a copy's response came first (the
+    # spider makes several requests at a time).
+    assert len(items) == 5
+    assert {
+        re.sub(r" (\| The Riverside Gazette|- Metro Wire|\(print\))$", "", item["title"])
+        for item in items
+    } == ARTICLES
     assert all(re.fullmatch(r"[0-9a-f]{16}", item["fingerprint"]) for item in items)
     stats = simhash_stats(first.stderr)
     distances = {k: v for k, v in stats.items() if k.startswith("simhash/duplicate/distance/")}
