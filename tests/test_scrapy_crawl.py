@@ -387,3 +387,18 @@ async def test_pipeline_reads_items_through_itemadapter(site, tmp_path, item_cla
     stats = crawler.stats.get_stats()
     assert (stats["item_scraped_count"], stats["item_dropped_count"]) == (5, 6)
     assert {k: v for k, v in stats.items() if k.startswith("simhash/")} == SITE_STATS
+
+
+@deferred_f_from_coro_f
+async def test_an_index_built_with_another_distance_stops_the_crawl(site, tmp_path):
+    SimhashIndex(tmp_path / "simhash" / "site", max_distance=3).close()
+    crawler = get_crawler(
+        SiteSpider,
+        {**MIDDLEWARE, "SIMHASH_DIR": str(tmp_path / "simhash"), "SIMHASH_MAX_DISTANCE": 4},
+    )
+    with pytest.raises(ValueError, match=r"max_distance.*SIMHASH_RESET=True"):
+        await crawler.crawl_async(start_url=site.url("/index.html"))
+    result = await crawl(
+        {**MIDDLEWARE, "SIMHASH_MAX_DISTANCE": 4, "SIMHASH_RESET": True}, tmp_path, site
+    )
+    assert len(result.kept) == 5
