@@ -16,7 +16,6 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_simhash.addon import Addon
 from scrapy_simhash.extract import extract_text
 from scrapy_simhash.fingerprint import Fingerprinter, hamming
 from scrapy_simhash.index import SimhashIndex
@@ -147,7 +146,9 @@ def paths(site, items) -> list[str]:
 
 @deferred_f_from_coro_f
 async def test_middleware_drops_near_duplicate_pages(site, tmp_path):
-    result = await crawl(MIDDLEWARE, tmp_path, site)
+    # As the README says: import paths of the package's re-exports.
+    settings = {"DOWNLOADER_MIDDLEWARES": {"scrapy_simhash.SimhashMiddleware": 543}}
+    result = await crawl(settings, tmp_path, site)
     assert paths(site, result.kept) == ARTICLES
     assert result.dropped == []
     assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
@@ -235,7 +236,9 @@ async def test_pipeline_keeps_or_drops_all_items_of_a_page(site, tmp_path):
 
 @deferred_f_from_coro_f
 async def test_addon_wires_both_components(site, tmp_path):
-    result = await crawl({"ADDONS": {Addon: 300}}, tmp_path, site, fields=("url", "html"))
+    # As the README says: the import path of the package's re-export.
+    settings = {"ADDONS": {"scrapy_simhash.Addon": 300}}
+    result = await crawl(settings, tmp_path, site, fields=("url", "html"))
     assert paths(site, result.kept) == ARTICLES
     assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
 

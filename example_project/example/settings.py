@@ -11,7 +11,7 @@ DOWNLOAD_DELAY = 0
 FEED_EXPORT_ENCODING = "utf-8"
 
 # Near-duplicate detection: the add-on adds SimhashMiddleware (543) and SimhashPipeline (200).
-ADDONS = {"scrapy_simhash.addon.Addon": 300}
+ADDONS = {"scrapy_simhash.Addon": 300}
 # The index lives in .scrapy/simhash/<spider name>; see docs/scrapy.md for every setting.
 SIMHASH_MAX_DISTANCE = 3
 SIMHASH_EXPECTED_SIZE = 100_000
