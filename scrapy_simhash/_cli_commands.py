@@ -271,8 +271,10 @@ def _fingerprint_rows(paths: Iterable[str], html: bool) -> Iterator[dict[str, An
 
 def cmd_fingerprint(args: argparse.Namespace, out: Output) -> int:
     for path in args.files:  # fail before any output
-        if not os.path.isfile(path):
+        if not os.path.exists(path):
             raise CliError(f"no such file: {path}")
+        if os.path.isdir(path):
+            raise CliError(f"{path} is a directory")
     columns = [("fingerprint", 16), ("words", 7), ("file", 0)]
     out.write_rows(columns, _fingerprint_rows(args.files, args.html))
     return 0

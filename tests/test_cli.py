@@ -14,14 +14,19 @@ from pathlib import Path
 
 import lmdb
 import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
 
 from scrapy_simhash._cli_output import Progress
 from scrapy_simhash.cli import main
 from scrapy_simhash.extract import extract_text
 from scrapy_simhash.fingerprint import Fingerprinter
 from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.middleware import SimhashMiddleware
+from tests.test_scrapy_crawl import ARTICLES, SiteSpider  # the loopback site's crawl
 
 ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "example_project" / "site"
 
 A = 0x0123456789ABCDEF
 B = 0xFEDCBA9876543210
@@ -324,6 +329,8 @@ def test_fingerprint_html_without_text(capsys, tmp_path):
     assert out == ""
     assert code == 1
     assert err == f"scrapy-simhash: error: no such file: {tmp_path / 'nope.txt'}\n"
+    code, out, err = run(capsys, "fingerprint", str(empty), str(tmp_path))
+    assert (code, out, err) == (1, "", f"scrapy-simhash: error: {tmp_path} is a directory\n")
 
 
 # -- remove, verify, compact ---------------------------------------------------------------
@@ -582,7 +589,7 @@ def test_inspect_while_another_process_writes(capsys, index_path):
     )
     try:
         assert writer.stdout is not None
-        writer.stdout.readline()  # the writer has committed its first batch
+        assert writer.stdout.readline() == "0\n"  # the writer committed its first batch
         counts = []
         while writer.poll() is None or len(counts) < 3:
             info = run_json(capsys, "info", index_path)
@@ -600,3 +607,33 @@ def test_inspect_while_another_process_writes(capsys, index_path):
     assert counts[0] >= 8 + 50
     assert len(set(counts)) > 1  # the writer's inserts were seen as they came
     assert run_json(capsys, "info", index_path)["entries"] == 8 + 100 * 50  # type: ignore[index]
+
+
+# -- an index built by a real crawl --------------------------------------------------------
+
+
+@deferred_f_from_coro_f
+async def test_commands_on_a_crawled_index(capsys, site, tmp_path):
+    settings = {
+        "SIMHASH_DIR": str(tmp_path / "simhash"),
+        "DOWNLOADER_MIDDLEWARES": {SimhashMiddleware: 543},
+    }
+    crawler = get_crawler(SiteSpider, settings)
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    assert crawler.stats.get_value("simhash/duplicate") == 6
+    index = str(tmp_path / "simhash" / SiteSpider.name)
+    stories = [site.url(path) for path in ARTICLES]  # bike-lanes, heatwave-grid, ...
+    info = run_json(capsys, "info", index)
+    assert (info["entries"], info["k"]) == (5, 3)  # type: ignore[index]
+    dumped = run_json(capsys, "dump", index)
+    assert sorted(row["url"] for row in dumped) == sorted(stories)  # type: ignore[union-attr]
+    # Why was the wire copy dropped? Its page is within k of the stored original.
+    rows = run_json(capsys, "lookup", index, "--html", str(SITE / "wire" / "bike-lanes.html"))
+    assert urls(rows) == [(0, stories[0])]
+    rows = run_json(capsys, "lookup", index, "--html", str(SITE / "archive" / "bike-lanes.html"))
+    assert [url for _, url in urls(rows)] == [stories[0]]
+    explained = run_json(capsys, "explain", index, stories[1])
+    assert explained["matches"] == []  # type: ignore[index]
+    assert run_json(capsys, "clusters", index) == []
+    code, out, _ = run(capsys, "verify", index)
+    assert (code, out) == (0, "ok: 5 entries and 4 tables agree\n")
