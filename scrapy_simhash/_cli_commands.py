@@ -119,7 +119,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         ("fingerprint version", info["fingerprint_version"]),
         ("format version", info["format_version"]),
         ("bytes on disk", f"{_size(info['bytes_on_disk'])} (data.mdb {_size(info['file_size'])})"),
-        ("map used", f"{_size(info['map_used'])} of {_size(info['map_size'])} ({used:.4%})"),
+        ("map used", f"{_size(info['map_used'])} of {_size(info['map_size'])} ({_percent(used)})"),
         ("candidates/probe", _candidates(info)),
         ("oldest", _when(oldest)),
         ("newest", _when(newest)),
@@ -135,6 +135,10 @@ def _size(count: int) -> str:
             return f"{count:,} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     raise AssertionError("unreachable")
+
+
+def _percent(fraction: float) -> str:
+    return f"{fraction:.2%}" if fraction >= 0.0001 or not fraction else "<0.01%"
 
 
 def _candidates(info: dict[str, Any]) -> str:

@@ -637,3 +637,19 @@ async def test_commands_on_a_crawled_index(capsys, site, tmp_path):
     assert run_json(capsys, "clusters", index) == []
     code, out, _ = run(capsys, "verify", index)
     assert (code, out) == (0, "ok: 5 entries and 4 tables agree\n")
+
+
+def test_empty_index(capsys, tmp_path):
+    path = str(tmp_path / "empty")
+    SimhashIndex(path).close()
+    info = run_json(capsys, "info", path)
+    assert isinstance(info, dict)
+    assert (info["entries"], info["oldest"], info["newest"]) == (0, None, None)
+    assert info["candidates_per_probe"] is None
+    code, out, _ = run(capsys, "info", path)
+    assert code == 0
+    assert re.search(r"^map used: +[0-9.]+ KiB of [0-9.]+ [GT]iB \(<0\.01%\)$", out, re.MULTILINE)
+    assert re.search(r"^oldest: +-$", out, re.MULTILINE)
+    assert run_json(capsys, "dump", path) == []
+    assert run_json(capsys, "clusters", path) == []
+    assert run(capsys, "verify", path) == (0, "ok: 0 entries and 4 tables agree\n", "")
