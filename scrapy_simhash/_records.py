@@ -15,7 +15,7 @@ import operator
 import struct
 from typing import Any
 
-_HEADER = struct.Struct(">QdI")
+HEADER = struct.Struct(">QdI")
 FINGERPRINT_LIMIT = 1 << 64
 LOW_MASK = (1 << 48) - 1
 
@@ -32,9 +32,7 @@ def check_fingerprint(fingerprint: Any, name: str = "fingerprint") -> int:
     try:
         value = operator.index(fingerprint)
     except TypeError:
-        raise TypeError(
-            f"{name} must be an int, got {type(fingerprint).__name__}"
-        ) from None
+        raise TypeError(f"{name} must be an int, got {type(fingerprint).__name__}") from None
     if not 0 <= value < FINGERPRINT_LIMIT:
         raise ValueError(f"{name} must be in [0, 2**64), got {value}")
     return value
@@ -60,19 +58,19 @@ def encode_doc(fingerprint: int, seen: float, key: str, record: dict[str, Any]) 
         )
     except (TypeError, ValueError) as exc:
         raise TypeError(f"record for key {key!r} must be JSON-serializable: {exc}") from None
-    return _HEADER.pack(fingerprint, seen, len(key_bytes)) + key_bytes + body
+    return HEADER.pack(fingerprint, seen, len(key_bytes)) + key_bytes + body
 
 
 def decode_header(data: bytes) -> tuple[int, float]:
     """(fingerprint, first seen) of a document record."""
-    fingerprint, seen, _ = _HEADER.unpack_from(data)
+    fingerprint, seen, _ = HEADER.unpack_from(data)
     return fingerprint, seen
 
 
 def decode_doc(data: bytes) -> tuple[int, str, dict[str, Any]]:
     """(fingerprint, key, record with ``seen``) of a document record."""
-    fingerprint, seen, key_len = _HEADER.unpack_from(data)
-    start = _HEADER.size
+    fingerprint, seen, key_len = HEADER.unpack_from(data)
+    start = HEADER.size
     key = bytes(data[start : start + key_len]).decode("utf-8")
     body = data[start + key_len :]
     record = json.loads(bytes(body)) if body else {}

@@ -29,6 +29,7 @@ import lmdb
 import numpy as np
 
 from . import _lmdb
+from ._bulk import Prepared, fingerprint_bytes, id_order, link_order, prepare
 from ._layout import MAX_SUPPORTED_DISTANCE, Layout, choose_layout
 from ._pairs import near_pairs
 from ._records import (
@@ -254,7 +255,9 @@ class SimhashIndex:
         if self.readonly:
             raise ValueError(f"index {self.path!r} is open read-only")
         if self._batch is not None:
-            yield self._batch
+            # A nested transaction per operation: one that fails leaves the batch untouched.
+            with env.begin(write=True, parent=self._batch) as txn:
+                yield txn
             self._batch_ops += 1
             if self._batch_ops >= self._batch_size:
                 self._batch.commit()
@@ -270,8 +273,9 @@ class SimhashIndex:
         operations (committed when full and at the end): the way to insert one by one quickly.
 
         Reads inside the block see the uncommitted writes. Other processes' writers wait while
-        a batch transaction is open, so keep blocks short-lived. On an LMDB error the
-        uncommitted operations are rolled back; committed ones stay.
+        a batch transaction is open, so keep blocks short-lived. Each operation is atomic (a
+        nested transaction); when the block raises, the operations done so far are committed,
+        except after an LMDB error, which rolls back those not committed yet.
         """
         if commit_every < 1:
             raise ValueError(f"commit_every must be >= 1, got {commit_every}")
@@ -376,55 +380,49 @@ class SimhashIndex:
         """Store many ``(fingerprint, key, record)`` in one write transaction (the last of
         repeated keys wins); returns how many items were read.
 
-        Table entries are sorted per table and appended in order, the fast path for a bulk
-        import (into an empty index it appends without comparisons).
+        New keys are written sorted per database and table entries sorted per table (appended
+        without comparisons into an empty index): the fast path for a bulk import. Keys
+        already stored are replaced as by :meth:`insert`.
         """
-        now = time.time()
-        docs: dict[bytes, tuple[int, str, dict[str, Any]]] = {}
-        count = 0
-        for item in items:
-            fingerprint, key, record = item
-            fingerprint = check_fingerprint(fingerprint)
-            key = check_key(key)
-            if not isinstance(record, dict):
-                raise TypeError(f"record must be a dict, got {type(record).__name__}")
-            docs[doc_id(key)] = (fingerprint, key, record)
-            count += 1
-        if not docs:
-            return 0
-        with self._write() as txn:
-            if txn.stat(self._docs)["entries"] == 0:
-                self._bulk_load(txn, docs, now)
-            else:
-                new = [
-                    fp
-                    for fp, key, record in docs.values()
-                    if self._store(txn, fp, key, record, now, tables=False)
-                ]
-                # A fingerprint can only be new once per batch (keys are unique in it), and
-                # none of the new ones is unlinked again: add them to the tables sorted.
-                self._put_tables(txn, np.array(new, dtype=np.uint64), append=False)
-        return count
+        batch = prepare(items, time.time())
+        if batch.docids:
+            with self._write() as txn:
+                self._load(txn, batch)
+        return batch.read
 
-    def _bulk_load(
-        self, txn: lmdb.Transaction, docs: dict[bytes, tuple[int, str, dict[str, Any]]], now: float
-    ) -> None:
-        """Load documents into an empty index: every database appended in key order."""
-        order = sorted(docs)
-        encoded = []
-        links = []
-        for docid in order:
-            fp, key, record = docs[docid]
-            record, seen = split_seen(record, now)
-            encoded.append((docid, encode_doc(fp, seen, key, record)))
-            links.append((_fp_bytes(fp), docid))
+    def _load(self, txn: lmdb.Transaction, batch: Prepared) -> None:
+        empty = txn.stat(self._docs)["entries"] == 0
+        new_fps: list[int] = []
+        fresh = list(range(len(batch.docids)))
+        if not empty:
+            fresh = []
+            now = time.time()
+            for i, docid in enumerate(batch.docids):
+                if txn.get(docid, db=self._docs) is None:
+                    fresh.append(i)
+                    continue
+                fp, key, record = batch.items[i]
+                if self._store(txn, fp, key, record, now, tables=False):
+                    new_fps.append(fp)
+        docids = [batch.docids[i] for i in fresh]
+        fps = [batch.fingerprints[i] for i in fresh]
+        encoded = [batch.encoded[i] for i in fresh]
+        docs = [(docids[i], encoded[i]) for i in id_order(docids)]
         with txn.cursor(self._docs) as cur:
-            _check_added(cur.putmulti(encoded, append=True), len(encoded), "docs")
-        links.sort()
+            _check_added(cur.putmulti(docs, append=empty), len(docs), "docs")
+        order = link_order(fps, docids)
+        fp_keys = fingerprint_bytes([fps[i] for i in order])
+        links = list(zip(fp_keys, [docids[i] for i in order], strict=True))
+        # Fingerprints new to the index (checked before their links are written).
+        distinct = dict.fromkeys(fp_keys)
+        if not empty:
+            distinct = {f: None for f in distinct if txn.get(f, db=self._fps) is None}
         with txn.cursor(self._fps) as cur:
-            _check_added(cur.putmulti(links, append=True), len(links), "fps")
-        fps = np.unique(np.array([docs[d][0] for d in order], dtype=np.uint64))
-        self._put_tables(txn, fps, append=True)
+            _check_added(cur.putmulti(links, append=empty), len(links), "fps")
+        new = np.frombuffer(b"".join(distinct), dtype=">u8").astype(np.uint64)
+        # A fingerprint is new at most once per call (keys are unique in it), and no new one
+        # is unlinked again: add them all to the tables, sorted per table.
+        self._put_tables(txn, np.concatenate([np.array(new_fps, dtype=np.uint64), new]), empty)
 
     def _put_tables(self, txn: lmdb.Transaction, fingerprints: np.ndarray, append: bool) -> None:
         if not fingerprints.size:
@@ -432,9 +430,7 @@ class SimhashIndex:
         for plan, db in zip(self._plans, self._tables, strict=True):
             permuted = np.sort(plan.forward_np(fingerprints))
             buckets = (permuted >> np.uint64(48)).astype(">u2").view("V2").tolist()
-            lows = (
-                permuted.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 2:].copy().view("V6")
-            )
+            lows = permuted.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 2:].copy().view("V6")
             with txn.cursor(db) as cur:
                 entries = zip(buckets, lows.ravel().tolist(), strict=True)
                 added = cur.putmulti(entries, append=append)

@@ -143,6 +143,13 @@ def test_batch_groups_commits_and_reads_see_uncommitted(index):
         index.insert(1, "kept")
         raise ZeroDivisionError
     assert "kept" in index
+    with index.batch():
+        index.insert(2, "before")
+        with pytest.raises(TypeError, match="record"):
+            index.insert_many([(3, "new", {}), (1 << 40, "before", {"bad": object()})])
+        index.insert(4, "after")
+    assert "new" not in index and index.get("before").fingerprint == 2 and "after" in index
+    assert index.verify() == []
 
 
 def test_pairs_and_clusters(index):

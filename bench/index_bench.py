@@ -1,0 +1,265 @@
+"""Benchmark of the LMDB permuted-table index beside numpy brute force and ``simhash``.
+
+For each size N: N random 64-bit fingerprints are bulk-loaded into a fresh index; queries are
+half stored fingerprints with 0..k+1 bits flipped (planted neighbours) and half random. Printed
+side by side, in one run:
+
+* warm query p50 / p99 of our index, of numpy brute force (XOR + popcount over all N), and of
+  the ``simhash`` package's in-memory ``SimhashIndex`` (at --simhash-size, 10^6 by default);
+* inserts per second: bulk (``insert_many`` into an empty index) and one by one with batched
+  commits (``batch(commit_every=...)``) into the full index;
+* bytes on disk per fingerprint, and per fingerprint per table;
+* batch mode: all near-duplicate pairs among the stored fingerprints (``pairs()``).
+
+Every timed query's answer is checked against brute force.
+
+    .venv/bin/python bench/index_bench.py --sizes 1e6,1e7
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import lmdb
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from scrapy_simhash.index import SimhashIndex
+
+K = 3
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.array(values), q))
+
+
+def make_queries(stored: np.ndarray, count: int, rng: np.random.Generator) -> list[int]:
+    """Half near stored fingerprints (0..K+1 bits flipped), half random."""
+    queries = []
+    for i in range(count):
+        if i % 2:
+            queries.append(int(rng.integers(0, 2**64, dtype=np.uint64)))
+            continue
+        fp = int(stored[rng.integers(0, stored.size)])
+        for bit in rng.choice(64, size=i // 2 % (K + 2), replace=False):
+            fp ^= 1 << int(bit)
+        queries.append(fp)
+    return queries
+
+
+def brute(stored: np.ndarray, query: int) -> np.ndarray:
+    return np.flatnonzero(np.bitwise_count(stored ^ np.uint64(query)) <= K)
+
+
+def timed(fn, *args) -> tuple[float, object]:
+    start = time.perf_counter()
+    out = fn(*args)
+    return time.perf_counter() - start, out
+
+
+def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> dict[str, object]:
+    row: dict[str, object] = {"N": n}
+    stored = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+    # Planted neighbours among the stored fingerprints: 1% are copies of others, 1..K bits off.
+    planted = n // 100
+    src = rng.integers(0, n, size=planted)
+    dst = rng.integers(0, n, size=planted)
+    flips = np.zeros(planted, dtype=np.uint64)
+    for _ in range(K):
+        flips |= np.uint64(1) << rng.integers(0, 64, size=planted).astype(np.uint64)
+    stored[dst] = stored[src] ^ flips
+    path = Path(args.data_dir) / f"index-{n}"
+    shutil.rmtree(path, ignore_errors=True)
+    keys = [f"https://example.com/page/{i}" for i in range(n)]
+
+    with SimhashIndex(path, max_distance=K, expected_size=n, reset=True) as ix:
+        row["layout"] = ix.layout.name
+        row["tables"] = ix.layout.tables
+        items = [(int(fp), key, {}) for fp, key in zip(stored.tolist(), keys, strict=True)]
+        seconds, _ = timed(ix.insert_many, items)
+        del items
+        row["bulk_per_s"] = n / seconds
+        print(f"  N={n:.0e}: bulk load {seconds:.1f} s", flush=True)
+
+        queries = make_queries(stored, args.queries, rng)
+        ix.query_many(queries)  # warm the page cache
+        ix.query_many(queries)
+        lat = []
+        for q in queries:
+            start = time.perf_counter_ns()
+            ix.query(q)
+            lat.append((time.perf_counter_ns() - start) / 1000)
+        row["query_p50_us"] = percentile(lat, 50)
+        row["query_p99_us"] = percentile(lat, 99)
+        row["candidates_per_probe"] = ix.stats()["candidates_per_probe"]
+
+        # Brute force over all N, and a check of every answer.
+        bf = []
+        for q in queries[: args.brute_queries]:
+            start = time.perf_counter_ns()
+            hits = brute(stored, q)
+            bf.append((time.perf_counter_ns() - start) / 1000)
+            ours = sorted(m.fingerprint for m in ix.query(q))
+            assert ours == sorted(set(stored[hits].tolist())), f"wrong answer for {q:#x}"
+        row["brute_p50_us"] = percentile(bf, 50)
+        row["brute_p99_us"] = percentile(bf, 99)
+
+        extra = rng.integers(0, 2**64, size=args.inserts, dtype=np.uint64).tolist()
+        start = time.perf_counter()
+        with ix.batch(commit_every=args.commit_every):
+            for i, fp in enumerate(extra):
+                ix.insert(fp, f"https://example.com/new/{i}")
+        row["insert_per_s"] = args.inserts / (time.perf_counter() - start)
+        print(f"  N={n:.0e}: queries and {args.inserts} single inserts done", flush=True)
+
+        stats = ix.stats()
+        row["bytes_per_fp"] = stats["bytes_on_disk"] / stats["entries"]
+        row["bytes_per_fp_table"] = row["bytes_per_fp"] / ix.layout.tables
+        row["table_bytes_per_fp_table"] = _table_bytes(ix) / stats["fingerprints"] / (
+            ix.layout.tables
+        )
+
+        if n <= args.pairs_max:
+            seconds, pairs = timed(lambda: list(ix.pairs()))
+            row["pairs_s"] = seconds
+            row["pairs"] = len(pairs)
+    if not args.keep:
+        shutil.rmtree(path, ignore_errors=True)
+    if n == args.simhash_size:
+        row.update(bench_simhash(stored, queries, args))
+    return row
+
+
+def _table_bytes(ix: SimhashIndex) -> int:
+    """Pages of the table databases (their own pages; DUPSORT sub-pages live inside)."""
+    total = 0
+    with ix._shared.env.begin() as txn:
+        psize = ix._shared.env.stat()["psize"]
+        for db in ix._tables:
+            st = txn.stat(db)
+            total += (st["branch_pages"] + st["leaf_pages"] + st["overflow_pages"]) * psize
+    return total
+
+
+def bench_simhash(stored: np.ndarray, queries: list[int], args: argparse.Namespace) -> dict:
+    """The ``simhash`` package's in-memory SimhashIndex over the same fingerprints."""
+    import logging
+
+    from simhash import Simhash
+    from simhash import SimhashIndex as PeerIndex
+
+    logging.getLogger("simhash").setLevel(logging.WARNING)
+    objs = [(str(i), Simhash(int(fp))) for i, fp in enumerate(stored.tolist())]
+    start = time.perf_counter()
+    peer = PeerIndex(objs, k=K)
+    build = time.perf_counter() - start
+    print(f"  simhash.SimhashIndex build {build:.1f} s", flush=True)
+    sims = [Simhash(q) for q in queries]
+    for s in sims[:100]:
+        peer.get_near_dups(s)
+    lat = []
+    for s in sims:
+        start = time.perf_counter_ns()
+        peer.get_near_dups(s)
+        lat.append((time.perf_counter_ns() - start) / 1000)
+    return {
+        "peer_build_per_s": stored.size / build,
+        "peer_p50_us": percentile(lat, 50),
+        "peer_p99_us": percentile(lat, 99),
+    }
+
+
+def fmt(value: object, digits: int = 0) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def report(rows: list[dict], args: argparse.Namespace) -> None:
+    lines = [
+        ("N", "N", 0),
+        ("layout", "layout", 0),
+        ("query p50 (us), ours on disk", "query_p50_us", 1),
+        ("query p99 (us), ours on disk", "query_p99_us", 1),
+        ("candidates scanned per query", "candidates_per_probe", 1),
+        ("query p50 (us), numpy brute force", "brute_p50_us", 0),
+        ("query p99 (us), numpy brute force", "brute_p99_us", 0),
+        ("speed-up over brute force (p50)", "speedup", 0),
+        ("query p50 (us), simhash.SimhashIndex in memory", "peer_p50_us", 1),
+        ("query p99 (us), simhash.SimhashIndex in memory", "peer_p99_us", 1),
+        ("build/s, simhash.SimhashIndex", "peer_build_per_s", 0),
+        ("bulk insert_many /s (empty index)", "bulk_per_s", 0),
+        (f"single inserts /s (commit every {args.commit_every})", "insert_per_s", 0),
+        ("bytes on disk per fingerprint (all dbs)", "bytes_per_fp", 1),
+        ("  ... per fingerprint per table", "bytes_per_fp_table", 1),
+        ("table pages per fingerprint per table", "table_bytes_per_fp_table", 1),
+        ("batch mode: all pairs (s)", "pairs_s", 2),
+        ("batch mode: pairs found", "pairs", 0),
+    ]
+    for row in rows:
+        row["speedup"] = row["brute_p50_us"] / row["query_p50_us"]
+    width = max(len(label) for label, _, _ in lines)
+    print()
+    print(f"| {'measure'.ljust(width)} | " + " | ".join(f"{'':>12}" for _ in rows) + " |")
+    print(f"|{'-' * (width + 2)}|" + "|".join("-" * 14 for _ in rows) + "|")
+    for label, key, digits in lines:
+        cells = " | ".join(f"{fmt(r.get(key), digits):>12}" for r in rows)
+        print(f"| {label.ljust(width)} | {cells} |")
+    print()
+    print(
+        f"{platform.python_implementation()} {platform.python_version()}, lmdb "
+        f"{lmdb.__version__}, numpy {np.__version__}, {os.cpu_count()} cores, k={K}, "
+        f"{args.queries} queries ({args.brute_queries} for brute force), "
+        f"{args.inserts} single inserts"
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1e6,1e7", help="comma-separated N (e.g. 1e6,1e7)")
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--brute-queries", type=int, default=100)
+    parser.add_argument("--inserts", type=int, default=50_000)
+    parser.add_argument("--commit-every", type=int, default=1000)
+    parser.add_argument("--simhash-size", type=float, default=1e6,
+                        help="N at which simhash.SimhashIndex runs (0: never)")
+    parser.add_argument("--pairs-max", type=float, default=1e6,
+                        help="largest N for the batch-mode pairs measurement")
+    parser.add_argument("--data-dir", default=None, help="where indexes are built")
+    parser.add_argument("--keep", action="store_true", help="keep the built indexes")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    sizes = [int(float(s)) for s in args.sizes.split(",")]
+    args.simhash_size = int(args.simhash_size)
+    args.pairs_max = int(args.pairs_max)
+    own_dir = args.data_dir is None
+    if own_dir:
+        base = Path(__file__).resolve().parent / ".data"
+        base.mkdir(exist_ok=True)
+        args.data_dir = tempfile.mkdtemp(dir=base)
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    try:
+        for n in sizes:
+            rows.append(bench_size(n, args, rng))
+    finally:
+        if own_dir and not args.keep:
+            shutil.rmtree(args.data_dir, ignore_errors=True)
+    report(rows, args)
+    print(f"run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+
+
+if __name__ == "__main__":
+    main()
