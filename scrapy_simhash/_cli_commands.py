@@ -211,7 +211,7 @@ def cmd_explain(args: argparse.Namespace, out: Output) -> int:
 def cmd_dump(args: argparse.Namespace, out: Output) -> int:
     with open_index(args.index) as index:
         rows = (entry_row(m) for m in index.items())
-        out.write_rows(ENTRY_COLUMNS, Progress("dump", len(index)).track(rows))
+        out.write_rows(ENTRY_COLUMNS, Progress("dump", len(index), streaming=True).track(rows))
     return 0
 
 

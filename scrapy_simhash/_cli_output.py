@@ -119,11 +119,19 @@ def _table_line(cells: list[tuple[str, int]]) -> str:
 
 class Progress:
     """``label: done / total`` on stderr, redrawn at most 5 times a second; silent when stderr
-    is not a terminal."""
+    is not a terminal, and for ``streaming`` commands (whose rows come out as the count goes)
+    when stdout is one too: the rows show the progress, and the line would garble them."""
 
-    def __init__(self, label: str, total: int | None = None, stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        total: int | None = None,
+        stream: TextIO | None = None,
+        *,
+        streaming: bool = False,
+    ) -> None:
         self.stream = stream if stream is not None else sys.stderr
-        self.enabled = self.stream.isatty()
+        self.enabled = self.stream.isatty() and not (streaming and sys.stdout.isatty())
         self.label = label
         self.total = total
         self.done = 0
