@@ -1,8 +1,8 @@
 """One LMDB environment per index directory and process, shared and reference-counted.
 
 LMDB forbids opening one path twice in a process, and an environment must not be used after
-``fork``: the registry hands out the environment already open for a path, and forgets (without
-closing: the parent still owns it) every environment inherited through ``fork``.
+``fork``: the registry hands out the environment already open for a path, and a forked child
+that opens a path again first closes its inherited copy (never using it).
 """
 
 from __future__ import annotations
@@ -52,17 +52,17 @@ class SharedEnv:
 
 _lock = threading.Lock()
 _open: dict[str, SharedEnv] = {}
-# Environments inherited through fork: kept referenced so they are never closed (or
-# garbage-collected) in the child, which does not own them.
-_inherited: list[SharedEnv] = []
 
 
-def _forget_after_fork() -> None:
-    _inherited.extend(_open.values())
-    _open.clear()
-
-
-os.register_at_fork(after_in_child=_forget_after_fork)
+def _close_inherited(shared: SharedEnv) -> None:
+    """Close, in a forked child, an environment the parent opened. This only unmaps the
+    child's copy and closes the child's descriptors: LMDB clears reader slots of the calling
+    process only, and fcntl locks are not inherited, so the parent's environment is untouched.
+    py-lmdb refuses to open a path whose environment it still counts as open."""
+    try:
+        shared.env.close()
+    except lmdb.Error:  # pragma: no cover - nothing more to release
+        logger.debug("closing inherited environment %s failed", shared.path, exc_info=True)
 
 
 def acquire(path: str, readonly: bool, map_size: int) -> SharedEnv:
@@ -75,7 +75,7 @@ def acquire(path: str, readonly: bool, map_size: int) -> SharedEnv:
     with _lock:
         shared = _open.get(key)
         if shared is not None and shared.stale:
-            _inherited.append(shared)
+            _close_inherited(shared)
             shared = None
         if shared is not None:
             if shared.readonly and not readonly:

@@ -1,0 +1,80 @@
+"""Property tests: every layout answers exactly what brute force answers."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import tempfile
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scrapy_simhash._layout import build_layout, candidate_layouts
+from scrapy_simhash._pairs import near_pairs
+from scrapy_simhash.index import SimhashIndex
+
+LAYOUTS = [(k, b, s) for k in range(0, 5) for b, s in candidate_layouts(k)]
+LAYOUTS += [(8, 9, 0), (8, 10, 0)]
+
+
+def planted(seed: int, k: int, size: int) -> tuple[int, list[int]]:
+    """A query and stored fingerprints: neighbours at every distance 0..k+1 and random ones."""
+    rng = np.random.default_rng(seed)
+    query = int(rng.integers(0, 2**64, dtype=np.uint64))
+    stored = [int(x) for x in rng.integers(0, 2**64, size=size, dtype=np.uint64)]
+    for distance in range(k + 2):
+        for _ in range(2):
+            fp = query
+            for bit in rng.choice(64, size=distance, replace=False):
+                fp ^= 1 << int(bit)
+            stored.append(fp)
+    # Neighbours that share the query's top bits, so low-prefix scans see near misses too.
+    stored.append(query ^ (1 << 0) ^ (1 << 1) ^ (1 << 2) ^ (1 << 3) ^ (1 << 4))
+    return query, stored
+
+
+def brute(query: int, stored: list[int], k: int) -> dict[int, int]:
+    return {fp: (fp ^ query).bit_count() for fp in stored if (fp ^ query).bit_count() <= k}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(layout_index=st.integers(0, len(LAYOUTS) - 1), seed=st.integers(0, 2**32 - 1))
+def test_every_layout_returns_exactly_the_brute_force_set(layout_index, seed):
+    k, blocks, sub_blocks = LAYOUTS[layout_index]
+    layout = build_layout(k, blocks, sub_blocks)
+    query, stored = planted(seed, k, 200)
+    path = tempfile.mkdtemp()
+    try:
+        with SimhashIndex(path, max_distance=k, layout=layout) as ix:
+            half = len(stored) // 2
+            ix.insert_many((fp, f"bulk{i}", {}) for i, fp in enumerate(stored[:half]))
+            for i, fp in enumerate(stored[half:]):
+                ix.insert(fp, f"one{i}")
+            expected = brute(query, stored, k)
+            got = {m.fingerprint: m.distance for m in ix.query(query)}
+            assert got == expected
+            for smaller in range(k):
+                got = {m.fingerprint: m.distance for m in ix.query(query, max_distance=smaller)}
+                assert got == brute(query, stored, smaller)
+            matches = ix.query(query)
+            assert [m.distance for m in matches] == sorted(m.distance for m in matches)
+    finally:
+        shutil.rmtree(path)
+
+
+@settings(max_examples=25, deadline=None)
+@given(layout_index=st.integers(0, len(LAYOUTS) - 1), seed=st.integers(0, 2**32 - 1))
+def test_batch_pairs_equal_brute_force_pairs(layout_index, seed):
+    k, blocks, sub_blocks = LAYOUTS[layout_index]
+    layout = build_layout(k, blocks, sub_blocks)
+    _, stored = planted(seed, k, 60)
+    values = sorted(set(stored))
+    expected = {
+        (a, b): (a ^ b).bit_count()
+        for a, b in itertools.combinations(values, 2)
+        if (a ^ b).bit_count() <= k
+    }
+    a, b, d = near_pairs(layout, np.array(values, dtype=np.uint64), k)
+    got = dict(zip(zip(a.tolist(), b.tolist(), strict=True), d.tolist(), strict=True))
+    assert got == expected
