@@ -156,11 +156,18 @@ def _when(match: Match | None) -> str | None:
 # -- lookup, explain -----------------------------------------------------------------------
 
 
+def _not_stored(args: argparse.Namespace) -> CliError:
+    return CliError(
+        f"no entry for {args.url} in {args.index} (a dropped page is not stored:"
+        " try lookup --html with its page)"
+    )
+
+
 def _query_fingerprint(args: argparse.Namespace, index: SimhashIndex) -> int:
     if args.url is not None:
         entry = index.get(args.url)
         if entry is None:
-            raise CliError(f"no entry for {args.url} in {args.index}")
+            raise _not_stored(args)
         return entry.fingerprint
     if args.html is not None or args.text is not None:
         path = args.html if args.html is not None else args.text
@@ -189,7 +196,7 @@ def cmd_explain(args: argparse.Namespace, out: Output) -> int:
     with open_index(args.index) as index:
         entry = index.get(args.url)
         if entry is None:
-            raise CliError(f"no entry for {args.url} in {args.index}")
+            raise _not_stored(args)
         k = _distance(index, args.k)
         near = [m for m in index.query(entry.fingerprint, k) if m.key != entry.key]
     obj = {**entry_row(entry), "k": k, "matches": [match_row(m) for m in near]}

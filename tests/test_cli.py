@@ -244,7 +244,8 @@ def test_explain(capsys, index_path):
     code, _, err = run(capsys, "explain", index_path, "https://example.com/zzz")
     assert (code, err) == (
         1,
-        f"scrapy-simhash: error: no entry for https://example.com/zzz in {index_path}\n",
+        f"scrapy-simhash: error: no entry for https://example.com/zzz in {index_path}"
+        " (a dropped page is not stored: try lookup --html with its page)\n",
     )
 
 
