@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ._cli_index import open_index
-from ._cli_output import CliError, Output, Progress, format_fp, iso_time, parse_fp
+from ._cli_output import CliError, CliUsage, Output, Progress, format_fp, iso_time, parse_fp
 from .extract import extract_text
 from .fingerprint import Fingerprinter
 from .index import Match, SimhashIndex
@@ -302,8 +302,9 @@ def cmd_remove(args: argparse.Namespace, out: Output) -> int:
     missing: list[str] = []
     with open_index(args.index, write=not args.dry_run) as index:
         if args.url is not None:
-            keys = [url for url in dict.fromkeys(args.url) if url in index]
-            missing = [url for url in dict.fromkeys(args.url) if url not in keys]
+            stored = {url: url in index for url in args.url}
+            keys = [url for url, found in stored.items() if found]
+            missing = [url for url, found in stored.items() if not found]
         else:
             cutoff = time.time() - args.older_than * 86400
             entries = Progress("remove: scanning", len(index)).track(index.items())
@@ -351,7 +352,3 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
         obj, [("compacted", f"{args.index} ({_size(before)}) -> {dest} ({_size(after)})")]
     )
     return 0
-
-
-class CliUsage(Exception):
-    """A usage error found after parsing: reported by the parser, exit code 2."""

@@ -17,6 +17,10 @@ class CliError(Exception):
     """An expected failure: printed as one ``scrapy-simhash: error: ...`` line, exit code 1."""
 
 
+class CliUsage(Exception):
+    """A usage error found after parsing: reported like the parser's own, exit code 2."""
+
+
 def format_fp(fingerprint: int) -> str:
     """A fingerprint as 16 lowercase hex digits."""
     return f"{fingerprint:016x}"

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from . import _cli_commands as commands
-from ._cli_output import CliError, Output
+from ._cli_output import CliError, CliUsage, Output
 
 __all__ = ["build_parser", "main"]
 
@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     out = Output(args.format)
     try:
         code: int = args.handler(args, out)
-    except commands.CliUsage as exc:
+    except CliUsage as exc:
         sub = args.subparser
         sub.print_usage(sys.stderr)
         sys.stderr.write(f"{sub.prog}: error: {exc}\n")
