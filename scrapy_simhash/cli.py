@@ -68,51 +68,95 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     out = [_output_options()]
 
-    def add(name: str, handler: Handler, summary: str) -> argparse.ArgumentParser:
-        cmd = sub.add_parser(name, parents=out, help=summary, description=summary)
+    def add(
+        name: str, handler: Handler, summary: str, example: str, index: bool = True
+    ) -> argparse.ArgumentParser:
+        cmd = sub.add_parser(
+            name,
+            parents=out,
+            help=summary,
+            description=summary,
+            epilog=f"example:\n  {prog} {name} {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         cmd.set_defaults(handler=handler, subparser=cmd)
+        if index:
+            cmd.add_argument("index", metavar="INDEX", help="index directory")
         return cmd
 
-    cmd = add("info", commands.cmd_info, "entries, layout, versions, disk and map use, age")
-    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    add(
+        "info",
+        commands.cmd_info,
+        "entries, layout, versions, disk and map use, age",
+        "INDEX --json",
+    )
 
-    cmd = add("lookup", commands.cmd_lookup, "stored entries near a fingerprint, nearest first")
-    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    cmd = add(
+        "lookup",
+        commands.cmd_lookup,
+        "stored entries near a fingerprint, nearest first",
+        "INDEX --html page.html",
+    )
     cmd.add_argument("fingerprint", metavar="FINGERPRINT", nargs="?", help="a fingerprint")
     cmd.add_argument("--url", help="the fingerprint stored for this URL")
     cmd.add_argument("--html", metavar="FILE", help="the fingerprint of an HTML page's text")
     cmd.add_argument("--text", metavar="FILE", help="the fingerprint of a UTF-8 text file")
     _k_option(cmd)
 
-    cmd = add("explain", commands.cmd_explain, "a stored URL's fingerprint and its near pages")
-    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    cmd = add(
+        "explain",
+        commands.cmd_explain,
+        "a stored URL's fingerprint and its near pages",
+        "INDEX https://a.b/c",
+    )
     cmd.add_argument("url", metavar="URL", help="a stored URL")
     _k_option(cmd)
 
-    cmd = add("dump", commands.cmd_dump, "every entry: URL, fingerprint, first seen (streamed)")
-    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    add(
+        "dump",
+        commands.cmd_dump,
+        "every entry: URL, fingerprint, first seen (streamed)",
+        "INDEX --jsonl > all.jsonl",
+    )
 
-    cmd = add("clusters", commands.cmd_clusters, "the near-duplicate groups of the whole index")
-    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    cmd = add(
+        "clusters",
+        commands.cmd_clusters,
+        "the near-duplicate groups of the whole index",
+        "INDEX -k 2 --json",
+    )
     _k_option(cmd)
 
-    cmd = add("fingerprint", commands.cmd_fingerprint, "the fingerprint of files, no index")
+    cmd = add(
+        "fingerprint",
+        commands.cmd_fingerprint,
+        "the fingerprint of files, no index",
+        "--html *.html",
+        index=False,
+    )
     cmd.add_argument("files", metavar="FILE", nargs="+", help="text files (UTF-8) or pages")
     cmd.add_argument("--html", action="store_true", help="files are HTML: extract the main text")
 
-    cmd = add("remove", commands.cmd_remove, "remove entries by URL or age")
-    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    cmd = add(
+        "remove",
+        commands.cmd_remove,
+        "remove entries by URL or age",
+        "INDEX --older-than 30 --dry-run",
+    )
     cmd.add_argument("--url", action="append", help="a stored URL (may be repeated)")
     cmd.add_argument(
         "--older-than", type=float, metavar="DAYS", help="entries first seen more than DAYS ago"
     )
     cmd.add_argument("--dry-run", action="store_true", help="show the count, remove nothing")
 
-    cmd = add("verify", commands.cmd_verify, "check tables against documents (exit 1 on damage)")
-    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    add("verify", commands.cmd_verify, "check tables against documents (exit 1 on damage)", "INDEX")
 
-    cmd = add("compact", commands.cmd_compact, "write a compacted copy of the index")
-    cmd.add_argument("index", metavar="INDEX", help="index directory")
+    cmd = add(
+        "compact",
+        commands.cmd_compact,
+        "write a compacted copy of the index",
+        "INDEX INDEX.compact",
+    )
     cmd.add_argument("dest", metavar="DEST", help="a new or empty directory")
     return parser
 
