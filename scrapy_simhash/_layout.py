@@ -268,9 +268,7 @@ def choose_layout(max_distance: int, expected_size: int) -> Layout:
     widths near log2(N), as in the paper (k=3: 4 tables of 16 bits up to a few million,
     10 tables of 25-26 bits to a few 10^8, 16 two-level tables of 28 bits beyond)."""
     if not 0 <= max_distance <= MAX_SUPPORTED_DISTANCE:
-        raise ValueError(
-            f"max_distance must be in 0..{MAX_SUPPORTED_DISTANCE}, got {max_distance}"
-        )
+        raise ValueError(f"max_distance must be in 0..{MAX_SUPPORTED_DISTANCE}, got {max_distance}")
     if expected_size < 1:
         raise ValueError(f"expected_size must be >= 1, got {expected_size}")
     best: tuple[float, Layout] | None = None

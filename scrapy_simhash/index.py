@@ -404,9 +404,12 @@ class SimhashIndex:
                 fp, key, record = batch.items[i]
                 if self._store(txn, fp, key, record, now, tables=False):
                     new_fps.append(fp)
-        docids = [batch.docids[i] for i in fresh]
-        fps = [batch.fingerprints[i] for i in fresh]
-        encoded = [batch.encoded[i] for i in fresh]
+        if len(fresh) == len(batch.docids):
+            docids, fps, encoded = batch.docids, batch.fingerprints, batch.encoded
+        else:
+            docids = [batch.docids[i] for i in fresh]
+            fps = [batch.fingerprints[i] for i in fresh]
+            encoded = [batch.encoded[i] for i in fresh]
         docs = [(docids[i], encoded[i]) for i in id_order(docids)]
         with txn.cursor(self._docs) as cur:
             _check_added(cur.putmulti(docs, append=empty), len(docs), "docs")
