@@ -169,7 +169,7 @@ class SimhashIndex:
                 txn.put(b"max_distance", str(k).encode(), db=meta)
                 txn.put(b"layout", layout.to_json().encode(), db=meta)
                 txn.put(b"created", repr(time.time()).encode(), db=meta)
-            logger.info("created index %s: %s", self.path, layout)
+            logger.debug("created index %s: %s", self.path, layout)
             return layout
         return self._check_meta(stored, max_distance, layout)
 
