@@ -176,9 +176,10 @@ def decorate(html: str, group: str, related: list[str], rng: random.Random) -> s
 
 def tokenize(text: str, group: str) -> list[str]:
     if group == "zh":
-        from scrapy_simhash._segment import tokenizer
+        import jieba
 
-        return list(tokenizer().cut(text, HMM=False))
+        jieba.setLogLevel(30)
+        return jieba.lcut(text, HMM=False)
     return text.split()
 
 

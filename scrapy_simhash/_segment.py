@@ -1,26 +1,32 @@
-"""CJK word segmentation with jieba: a private tokenizer, loaded once, lazily and quietly.
+"""CJK word segmentation over jieba's dictionary: loaded once, lazily and quietly.
 
-A private ``jieba.Tokenizer`` keeps our fingerprints independent of words a user adds to
-jieba's global dictionary. Its cache goes to the user's cache directory (``$XDG_CACHE_HOME``
+The words are jieba's (``jieba.Tokenizer().cut(run, HMM=False)`` gives the same ones): for
+each run of CJK characters, the segmentation of highest probability under jieba's word
+frequencies. We run that dynamic programme ourselves over one table of log probabilities,
+which is about twice as fast as jieba's own loop, and keep no jieba tokenizer afterwards.
+A private dictionary keeps our fingerprints independent of words a user adds to jieba's
+global one. jieba's dictionary cache goes to the user's cache directory (``$XDG_CACHE_HOME``
 or ``~/.cache``), else the temporary directory, never the working directory.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import tempfile
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 _CJK_RUN = re.compile(
     "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]+"
 )
 _lock = threading.Lock()
-_tokenizer: Any = None
+# word or word prefix -> log probability of the word (None: only a prefix of longer words)
+_lexicon: dict[str, float | None] | None = None
+_unknown = 0.0
 
 
 def cache_dir() -> str:
@@ -36,12 +42,12 @@ def cache_dir() -> str:
     return tempfile.gettempdir()
 
 
-def tokenizer() -> Any:
-    """The jieba tokenizer, initialized on first use (about 0.5 s with a warm cache)."""
-    global _tokenizer
-    if _tokenizer is None:
+def lexicon() -> dict[str, float | None]:
+    """jieba's dictionary as log probabilities, built on first use (about 0.7 s)."""
+    global _lexicon, _unknown
+    if _lexicon is None:
         with _lock:
-            if _tokenizer is None:
+            if _lexicon is None:
                 import jieba
 
                 tok = jieba.Tokenizer()
@@ -54,8 +60,12 @@ def tokenizer() -> Any:
                     tok.initialize()
                 finally:
                     jieba.default_logger.setLevel(level)
-                _tokenizer = tok
-    return _tokenizer
+                log_total = math.log(tok.total)
+                _unknown = -log_total  # jieba scores unknown characters as frequency 1
+                _lexicon = {
+                    w: (math.log(f) - log_total if f else None) for w, f in tok.FREQ.items()
+                }
+    return _lexicon
 
 
 def is_cjk_run(token: str) -> bool:
@@ -64,7 +74,31 @@ def is_cjk_run(token: str) -> bool:
 
 @lru_cache(maxsize=65536)
 def _segment(run: str) -> tuple[str, ...]:
-    return tuple(w for w in tokenizer().cut(run, HMM=True) if w.strip())
+    lex = lexicon()
+    unknown = _unknown
+    n = len(run)
+    score = [0.0] * (n + 1)
+    end = [0] * n
+    for k in range(n - 1, -1, -1):
+        best = (lex.get(run[k]) or unknown) + score[k + 1]
+        best_end = k
+        i = k + 2
+        while i <= n:
+            frag = run[k:i]
+            if frag not in lex:
+                break
+            logp = lex[frag]
+            if logp is not None and logp + score[i] >= best:  # ties: the longer word
+                best, best_end = logp + score[i], i - 1
+            i += 1
+        score[k] = best
+        end[k] = best_end
+    words = []
+    k = 0
+    while k < n:
+        words.append(run[k : end[k] + 1])
+        k = end[k] + 1
+    return tuple(words)
 
 
 def segment_cjk(run: str) -> tuple[str, ...]:

@@ -200,3 +200,19 @@ def test_hamming_counts_flipped_bits(a: int, bits: set[int]) -> None:
     for i in bits:
         b ^= 1 << i
     assert hamming(a, b) == len(bits)
+
+
+def test_segmentation_is_jiebas() -> None:
+    """Our segmentation gives the words jieba's own cut gives (without its HMM guesses)."""
+    import jieba
+
+    from scrapy_simhash._segment import segment_cjk
+
+    tok = jieba.Tokenizer()
+    for run in [
+        "国家气象中心周一发布消息",
+        "预计本周末北方大部分地区将迎来明显降温和降雪天气",
+        "北京大学的学生在图书馆认真学习人工智能课程",
+        "南京市长江大桥",
+    ]:
+        assert list(segment_cjk(run)) == tok.lcut(run, HMM=False)
