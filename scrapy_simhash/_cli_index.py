@@ -55,15 +55,10 @@ def check_path(path: str) -> None:
 
 @contextmanager
 def open_index(path: str, *, write: bool = False) -> Iterator[SimhashIndex]:
-    """The index at ``path``, read-only unless ``write`` (it must exist either way: a writable
-    open is only made after a read-only one has shown that ``path`` holds an index, since a
-    writable open would create one)."""
+    """The index at ``path``, read-only unless ``write``; it must exist either way."""
     check_path(path)
     try:
-        index = SimhashIndex(path, readonly=True)
-        if write:
-            index.close()
-            index = SimhashIndex(path)
+        index = SimhashIndex(path, readonly=not write, create=False)
     except (OSError, ValueError, lmdb.Error) as exc:
         raise reword(path, exc) from exc
     try:

@@ -36,11 +36,12 @@ class SharedEnv:
     refs: int = 1
     dbs: dict[bytes, Any] = field(default_factory=dict)
 
-    def db(self, name: bytes, **flags: Any) -> Any:
-        """A named database handle, opened once per environment."""
+    def db(self, name: bytes, *, create: bool = True, **flags: Any) -> Any:
+        """A named database handle, opened once per environment (created if missing, when
+        ``create`` and the environment is writable)."""
         handle = self.dbs.get(name)
         if handle is None:
-            handle = self.env.open_db(name, create=not self.readonly, **flags)
+            handle = self.env.open_db(name, create=create and not self.readonly, **flags)
             self.dbs[name] = handle
         return handle
 

@@ -90,7 +90,8 @@ class SimhashIndex:
     :class:`IndexMismatchError` naming both values. ``reset=True`` empties the index at open and
     starts afresh with the given parameters.
 
-    ``readonly=True`` inspects an index (which must exist) while other processes write to it.
+    ``readonly=True`` inspects an index (which must exist) while other processes write to it;
+    ``create=False`` opens an existing index for writing and never creates one.
     The environment is opened once per process and path and shared by every index object on it;
     after ``fork`` the child opens its own. ``map_size`` is reserved once, sparse, and large
     (1 TiB on 64-bit) so that the map is never full and never grown.
@@ -104,11 +105,13 @@ class SimhashIndex:
         *,
         readonly: bool = False,
         reset: bool = False,
+        create: bool = True,
         map_size: int = _lmdb.DEFAULT_MAP_SIZE,
         layout: Layout | None = None,
     ) -> None:
         self.path = os.fspath(path)
         self.readonly = bool(readonly)
+        self._create = bool(create) and not self.readonly
         if max_distance is not None:
             max_distance = _check_distance(max_distance, "max_distance", MAX_SUPPORTED_DISTANCE)
         if isinstance(expected_size, bool) or not isinstance(expected_size, int):
@@ -121,7 +124,7 @@ class SimhashIndex:
             )
         if readonly and reset:
             raise ValueError("reset=True cannot be used with readonly=True")
-        if readonly:
+        if not self._create:
             if not os.path.exists(os.path.join(self.path, "data.mdb")):
                 raise FileNotFoundError(f"no index at {self.path!r}")
         else:
@@ -149,7 +152,7 @@ class SimhashIndex:
     ) -> Layout:
         env = self._shared.env
         try:
-            meta = self._shared.db(_META)
+            meta = self._shared.db(_META, create=self._create)
         except lmdb.NotFoundError:
             raise ValueError(f"{self.path!r} is an LMDB environment, not an index") from None
         with env.begin() as txn:
@@ -158,7 +161,7 @@ class SimhashIndex:
             self._reset()
             stored = {}
         if not stored:
-            if self.readonly:
+            if not self._create:
                 raise ValueError(f"{self.path!r} holds no index")
             k = DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
             if layout is None:

@@ -343,3 +343,25 @@ def test_open_is_lazy_about_the_directory(tmp_path):
     with SimhashIndex(path):
         pass
     assert os.path.exists(path / "data.mdb")
+
+
+def test_create_false_opens_an_existing_index_and_never_makes_one(tmp_path):
+    import lmdb
+
+    missing = tmp_path / "missing"
+    with pytest.raises(FileNotFoundError):
+        SimhashIndex(missing, create=False)
+    assert not missing.exists()
+    plain = tmp_path / "plain"
+    lmdb.open(str(plain)).close()
+    with pytest.raises(ValueError, match="not an index|holds no index"):
+        SimhashIndex(plain, create=False)
+    env = lmdb.open(str(plain), max_dbs=4)
+    with env.begin() as txn:
+        assert list(txn.cursor()) == []  # nothing was written into the foreign environment
+    env.close()
+    with SimhashIndex(tmp_path / "idx") as index:
+        index.insert(1, "a")
+    with SimhashIndex(tmp_path / "idx", create=False) as index:
+        index.insert(2, "b")
+        assert len(index) == 2
