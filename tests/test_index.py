@@ -354,7 +354,7 @@ def test_create_false_opens_an_existing_index_and_never_makes_one(tmp_path):
     assert not missing.exists()
     plain = tmp_path / "plain"
     lmdb.open(str(plain)).close()
-    with pytest.raises(ValueError, match="not an index|holds no index"):
+    with pytest.raises(ValueError, match=r"not an index|holds no index"):
         SimhashIndex(plain, create=False)
     env = lmdb.open(str(plain), max_dbs=4)
     with env.begin() as txn:
