@@ -14,15 +14,13 @@ from __future__ import annotations
 import logging
 import math
 import os
-import re
 import tempfile
 import threading
 from functools import lru_cache
 from pathlib import Path
 
-_CJK_RUN = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]+"
-)
+#: Kana and CJK ideographs: the characters segmented by dictionary rather than by spaces.
+CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _lock = threading.Lock()
 # word or word prefix -> log probability of the word (None: only a prefix of longer words)
 _lexicon: dict[str, float | None] | None = None
@@ -66,10 +64,6 @@ def lexicon() -> dict[str, float | None]:
                     w: (math.log(f) - log_total if f else None) for w, f in tok.FREQ.items()
                 }
     return _lexicon
-
-
-def is_cjk_run(token: str) -> bool:
-    return _CJK_RUN.fullmatch(token) is not None
 
 
 @lru_cache(maxsize=65536)

@@ -29,7 +29,7 @@ from itertools import islice
 import numpy as np
 
 from ._lexicon import idf_weight, is_stop_word
-from ._segment import is_cjk_run, segment_cjk
+from ._segment import CJK_CHARS, segment_cjk
 
 #: Names the algorithm (features, weights, hash). Stored in every index; an index built with
 #: another version refuses these fingerprints.
@@ -39,8 +39,7 @@ BITS = 64
 _MASK = (1 << BITS) - 1
 
 # A token is a run of CJK ideographs/kana, or a run of other letters and digits.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:['\u2019][^\W_{_CJK}]+)*")
+_TOKEN = re.compile(rf"(?P<cjk>[{CJK_CHARS}]+)|[^\W_{CJK_CHARS}]+(?:['\u2019][^\W_{CJK_CHARS}]+)*")
 _DIGITS = re.compile(r"\d+")
 # Texts are read in blocks cut at white space or CJK punctuation, and CJK runs are cut at
 # this length before jieba (a page without punctuation would otherwise be one huge run).
@@ -81,7 +80,7 @@ def words(text: str) -> Iterator[str]:
             end = cut + 1 if cut > start else end
         for match in _TOKEN.finditer(normalize(text[start:end])):
             token = match.group()
-            if is_cjk_run(token):
+            if match.lastgroup == "cjk":
                 for i in range(0, len(token), _CJK_RUN_MAX):
                     yield from segment_cjk(token[i : i + _CJK_RUN_MAX])
             else:
