@@ -71,6 +71,18 @@ def article_container(doc: lxml.html.HtmlElement) -> lxml.html.HtmlElement | Non
     return best
 
 
+def parse_article(
+    html: str,
+) -> tuple[lxml.html.HtmlElement, lxml.html.HtmlElement] | None:
+    """The parsed page and its article container, or None where either cannot be had."""
+    try:
+        doc = lxml.html.fromstring(html)
+    except Exception:
+        return None
+    box = article_container(doc)
+    return None if box is None else (doc, box)
+
+
 def page_title(html: str) -> str:
     try:
         doc = lxml.html.fromstring(html)
@@ -83,13 +95,10 @@ def page_title(html: str) -> str:
 def move_into(template_html: str, template_text: str, text: str, title: str) -> str | None:
     """The template page with its own article taken out (every element holding a line of
     the template's extracted text) and ``text`` put in its place, one <p> a line."""
-    try:
-        doc = lxml.html.fromstring(template_html)
-    except Exception:
+    parsed = parse_article(template_html)
+    if parsed is None:
         return None
-    box = article_container(doc)
-    if box is None:
-        return None
+    doc, box = parsed
     lines = {" ".join(x.split()) for x in template_text.split("\n") if len(x.strip()) >= 10}
     blob = " ".join(lines)
     old_title = " ".join(page_title(template_html).split())
@@ -132,13 +141,10 @@ TRACKING = "utm_source=newsletter&utm_medium=email&utm_campaign=weekly_{n}&sessi
 
 def decorate(html: str, group: str, related: list[str], rng: random.Random) -> str | None:
     """Change dates, insert ads, add a related-articles list, tag links with tracking."""
-    try:
-        doc = lxml.html.fromstring(html)
-    except Exception:
+    parsed = parse_article(html)
+    if parsed is None:
         return None
-    box = article_container(doc)
-    if box is None:
-        return None
+    doc, box = parsed
     paras = [c for c in box if c.tag == "p"]
     for i in (1, 4):
         if i < len(paras):
