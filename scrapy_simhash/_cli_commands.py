@@ -77,7 +77,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         # Documents are stored in hash order, so the first ones are a fair sample.
         sample = [m.fingerprint for m in itertools.islice(index.items(), PROBE_SAMPLE)]
         index.query_many(sample)
-        stats = index.stats()
+        stats = index.stats(seen=False)  # the scan below finds the entries, not just times
         oldest, newest = _seen_range(index, stats["entries"])
     used = stats["map_used"] / stats["map_size"] if stats["map_size"] else 0.0
     info = {

@@ -689,16 +689,18 @@ class SimhashIndex:
 
     # -- maintenance -----------------------------------------------------------------------
 
-    def stats(self) -> dict[str, Any]:
-        """Counts, layout, disk use and probe cost of the index."""
+    def stats(self, *, seen: bool = True) -> dict[str, Any]:
+        """Counts, layout, disk use and probe cost of the index. ``oldest_seen`` and
+        ``newest_seen`` take a scan of the documents, made only with ``seen`` and up to
+        100,000 entries (otherwise ``None``)."""
         env = self._env()
         with self._read() as txn:
             entries = int(txn.stat(self._docs)["entries"])
             fingerprints = int(txn.stat(self._tables[0])["entries"])
-        seen = []
-        if entries <= 100_000:  # a scan of the document headers, one read transaction
+        times = []
+        if seen and entries <= 100_000:  # a scan of the document headers, one transaction
             with self._read() as txn:
-                seen = [decode_header(data)[1] for _, data in txn.cursor(self._docs)]
+                times = [decode_header(data)[1] for _, data in txn.cursor(self._docs)]
         info = env.info()
         page = env.stat()["psize"]
         data_file = os.path.join(self.path, "data.mdb")
@@ -722,8 +724,8 @@ class SimhashIndex:
             "candidates_per_probe": (self._candidates / self._queries) if self._queries else None,
             "expected_candidates_per_probe": self.layout.candidates_per_probe(fingerprints),
             "queries": self._queries,
-            "oldest_seen": min(seen) if seen else None,
-            "newest_seen": max(seen) if seen else None,
+            "oldest_seen": min(times) if times else None,
+            "newest_seen": max(times) if times else None,
         }
 
     def verify(self) -> list[str]:

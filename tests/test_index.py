@@ -196,6 +196,9 @@ def test_stats(index):
     assert stats["candidates_per_probe"] >= 1
     assert stats["oldest_seen"] == stats["newest_seen"] == index.get("a").record["seen"]
     assert "4 tables" in stats["layout"]
+    without = index.stats(seen=False)
+    assert without["oldest_seen"] is None and without["newest_seen"] is None
+    assert without["entries"] == 1
 
 
 def test_bad_input_is_refused_with_the_parameter_named(index, tmp_path):
