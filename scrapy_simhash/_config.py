@@ -6,7 +6,9 @@ a crawl with a typo stops at start with one clear line instead of crawling witho
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import os
+from dataclasses import dataclass, field
 from typing import Any
 
 from scrapy.settings import BaseSettings
@@ -16,6 +18,11 @@ from ._layout import MAX_SUPPORTED_DISTANCE
 #: Largest accepted ``SIMHASH_MAX_DISTANCE``: the largest the permuted-table index supports
 #: (its number of tables grows quickly with the distance).
 MAX_DISTANCE_LIMIT = MAX_SUPPORTED_DISTANCE
+
+#: Most worker processes started by default, whatever the number of CPUs.
+MAX_DEFAULT_WORKERS = 4
+#: Most worker processes accepted.
+MAX_WORKERS = 64
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -41,6 +48,23 @@ def _int(settings: BaseSettings, name: str, default: int, low: int, high: int | 
     return value
 
 
+def _float(settings: BaseSettings, name: str, default: float, low: float, strict: bool) -> float:
+    value: Any = settings.get(name, default)
+    if value is None:
+        return default
+    allowed = f"a number {'>' if strict else '>='} {low:g}"
+    problem = ValueError(f"{name} must be {allowed}, got {value!r}")
+    if isinstance(value, bool):
+        raise problem
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        raise problem from None
+    if not math.isfinite(number) or number < low or (strict and number == low):
+        raise problem
+    return number
+
+
 def _bool(settings: BaseSettings, name: str, default: bool) -> bool:
     value: Any = settings.get(name, default)
     if value is None:
@@ -63,6 +87,18 @@ def _str(settings: BaseSettings, name: str, default: str) -> str:
     return value.strip()
 
 
+def default_workers() -> int:
+    """One worker process per CPU available to the crawl, at most 4; none (work inline) on a
+    single CPU, where workers would only add memory and copying."""
+    if os.name != "posix":  # workers talk over socket pairs passed to the child
+        return 0
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cpus = os.cpu_count() or 1
+    return 0 if cpus < 2 else min(cpus, MAX_DEFAULT_WORKERS)
+
+
 @dataclass(frozen=True)
 class SimhashConfig:
     """Every ``SIMHASH_*`` setting, typed. Build it with :meth:`from_settings`."""
@@ -78,6 +114,12 @@ class SimhashConfig:
     url_field: str = "url"
     reset: bool = False
     dry_run: bool = False
+    workers: int = field(default_factory=lambda: default_workers())
+    timeout: float = 30.0
+    commit_every: int = 1000
+    commit_interval: float = 1.0
+    fsync: bool = True
+    fast: bool = False
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SimhashConfig:
@@ -97,4 +139,12 @@ class SimhashConfig:
             url_field=_str(settings, "SIMHASH_URL_FIELD", d.url_field),
             reset=_bool(settings, "SIMHASH_RESET", d.reset),
             dry_run=_bool(settings, "SIMHASH_DRY_RUN", d.dry_run),
+            workers=_int(settings, "SIMHASH_WORKERS", d.workers, 0, MAX_WORKERS),
+            timeout=_float(settings, "SIMHASH_TIMEOUT", d.timeout, 0, strict=True),
+            commit_every=_int(settings, "SIMHASH_COMMIT_EVERY", d.commit_every, 1, None),
+            commit_interval=_float(
+                settings, "SIMHASH_COMMIT_INTERVAL", d.commit_interval, 0, strict=False
+            ),
+            fsync=_bool(settings, "SIMHASH_FSYNC", d.fsync),
+            fast=_bool(settings, "SIMHASH_FAST", d.fast),
         )

@@ -1,9 +1,12 @@
 """The dedup service shared by the middleware and the pipeline: one per crawler.
 
-It holds the config, the index (one LMDB environment), the fingerprinter and the stats, and
-remembers what it decided for each page in this crawl, so that an item from a page the
-middleware admitted is not checked again (and found to duplicate itself), and so that no
-page is extracted twice.
+It holds the config, the index (one LMDB environment), the worker pool (or the work done
+inline) and the stats, and remembers what it decided for each page in this crawl, so that an
+item from a page the middleware admitted is not checked again (and found to duplicate itself),
+and so that no page is extracted twice. Every check against the index happens here, in the
+reactor thread, one at a time: two near-duplicates whose work finishes together still keep
+exactly one. Index writes are grouped in transactions of ``SIMHASH_COMMIT_EVERY`` decisions or
+``SIMHASH_COMMIT_INTERVAL`` seconds, whichever comes first; checks see the uncommitted ones.
 """
 
 from __future__ import annotations
@@ -13,20 +16,26 @@ import logging
 import os
 import uuid
 from collections import OrderedDict
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.project import data_path
+from twisted.internet.defer import Deferred
 
 from ._config import SimhashConfig
-from .extract import extract_text
-from .fingerprint import Fingerprinter, hamming
+from ._pages import PageOptions, PageWork, Result, describe
+from ._turns import Turns
+from ._workers import BROKEN, WorkerError, WorkerPool
+from .fingerprint import hamming
 from .index import IndexMismatchError, SimhashIndex
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+    from twisted.internet.interfaces import IDelayedCall
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +68,22 @@ class Decision:
         }
 
 
+class _Underway:
+    """The pages waiting for the decision of a page whose work is under way."""
+
+    def __init__(self) -> None:
+        self.waiters: list[Deferred[Decision]] = []
+
+    def wait(self) -> Deferred[Decision]:
+        d: Deferred[Decision] = Deferred()
+        self.waiters.append(d)
+        return d
+
+    def done(self, decision: Decision) -> None:
+        for d in self.waiters:
+            d.callback(decision)
+
+
 def digest(data: str | bytes) -> str:
     """A short hash of a page body (bytes) or its decoded HTML (str), to link items to pages."""
     if isinstance(data, str):
@@ -73,11 +98,20 @@ class DedupService:
         self.crawler = crawler
         self.config = config
         self.stats = crawler.stats
-        self.fingerprinter = Fingerprinter(min_words=config.min_text_length)
+        options = PageOptions(config.min_text_length, config.max_body_size, config.fast)
+        #: The work on a page done in this process (no workers, or none could start).
+        self.work = PageWork(options)
         #: Stored with every entry this crawl writes, to tell them from earlier crawls' entries.
         self.run = uuid.uuid4().hex
         self._index: SimhashIndex | None = None
+        self._pool = (
+            WorkerPool(config.workers, options, timeout=config.timeout) if config.workers else None
+        )
+        self._batch: AbstractContextManager[SimhashIndex] | None = None
+        self._batch_timer: IDelayedCall | None = None
         self._decided: OrderedDict[str, Decision] = OrderedDict()
+        self._underway: dict[str, _Underway] = {}
+        self._turns = Turns()
         crawler.signals.connect(self.close, signal=signals.spider_closed)
         if crawler.spider is not None:
             self._open()
@@ -119,6 +153,7 @@ class DedupService:
                 config.max_distance,
                 config.expected_size,
                 reset=config.reset,
+                sync=config.fsync,
             )
         except IndexMismatchError as exc:
             raise ValueError(
@@ -126,13 +161,19 @@ class DedupService:
                 f"(or another SIMHASH_DIR) to start a new index"
             ) from None
         self._index = index
+        if self._pool is not None:
+            self._pool.start()
         logger.info(
-            "Simhash index %(path)s: %(entries)d entries, max distance %(k)d, %(layout)s%(dry)s",
+            "Simhash index %(path)s: %(entries)d entries, max distance %(k)d, %(layout)s; "
+            "%(workers)s%(dry)s",
             {
                 "path": index.path,
                 "entries": len(index),
                 "k": index.max_distance,
                 "layout": index.layout,
+                "workers": f"{config.workers} worker processes"
+                if config.workers
+                else "pages processed in the crawl process",
                 "dry": " (dry run: near-duplicates are counted, not dropped)"
                 if config.dry_run
                 else "",
@@ -141,15 +182,44 @@ class DedupService:
         )
         return index
 
-    def close(self) -> None:
-        """At spider_closed: record ``simhash/index/size`` and release the index."""
-        index, self._index = self._index, None
-        if index is None:
-            return
+    def _write(self) -> SimhashIndex:
+        """The index, inside a batch of writes (begun if needed)."""
+        index = self.index
+        if self._batch is None and (self.config.commit_every > 1 and self.config.commit_interval):
+            self._batch = index.batch(commit_every=self.config.commit_every)
+            self._batch.__enter__()
+            from twisted.internet import reactor
+
+            self._batch_timer = reactor.callLater(self.config.commit_interval, self.commit)
+        return index
+
+    def commit(self) -> None:
+        """Commit the index writes made so far."""
+        batch, self._batch = self._batch, None
+        timer, self._batch_timer = self._batch_timer, None
+        if timer is not None and timer.active():
+            timer.cancel()
+        if batch is not None:
+            batch.__exit__(None, None, None)
+
+    async def close(self) -> None:
+        """At spider_closed: let the work under way finish, commit, record
+        ``simhash/index/size``, release the index, stop the workers."""
+        await maybe_deferred_to_future(self._turns.settled())
+        pool, self._pool = self._pool, None
+        if pool is not None and pool.restarts:
+            self.stats.set_value("simhash/workers/restarted", pool.restarts)
         try:
-            self.stats.set_value("simhash/index/size", len(index))
+            self.commit()
+            index, self._index = self._index, None
+            if index is not None:
+                try:
+                    self.stats.set_value("simhash/index/size", len(index))
+                finally:
+                    index.close()
         finally:
-            index.close()
+            if pool is not None:
+                pool.close()
 
     # -- stats -----------------------------------------------------------------------------
 
@@ -184,39 +254,57 @@ class DedupService:
                 decision = Decision(fingerprint=stored.fingerprint)
         return decision
 
-    def fingerprint_html(
-        self, html: str | bytes, url: str | None, encoding: str | None = None
-    ) -> Decision:
-        """Extract and fingerprint a page: a decision to skip, or one with the fingerprint
-        (not yet checked against the index)."""
-        if self.config.max_body_size and len(html) > self.config.max_body_size:
-            return self.skip("too_large")
-        text = extract_text(html, url, encoding=encoding)
-        if text is None:
-            return self.skip("no_text")
-        return self.fingerprint_text(text)
+    # -- the work on a page -----------------------------------------------------------------
 
-    def check_html(
+    async def decide_html(
         self, key: str, html: str | bytes, url: str | None, encoding: str | None = None
     ) -> Decision:
-        """Extract, fingerprint and check a page: skipped, unique (stored) or a duplicate."""
-        decision = self.fingerprint_html(html, url, encoding)
-        if decision.fingerprint is None:
-            return decision
-        return self.check(key, decision.fingerprint)
+        """Extract, fingerprint and check a page: skipped, unique (stored) or a duplicate.
 
-    def check_text(self, key: str, text: str) -> Decision:
+        Extraction and fingerprinting run in a worker process when there are workers; the
+        check runs here, in the reactor thread, one page at a time. A second call for a ``key``
+        whose work is under way waits for the first one's decision instead of doing it again.
+        """
+        if self.config.max_body_size and len(html) > self.config.max_body_size:
+            return self.skip("too_large")  # not worth copying to a worker
+        return await self._decide(key, "html", html, url, encoding)
+
+    async def decide_text(self, key: str, text: str) -> Decision:
         """Fingerprint and check an already extracted text."""
-        decision = self.fingerprint_text(text)
-        if decision.fingerprint is None:
-            return decision
-        return self.check(key, decision.fingerprint)
+        return await self._decide(key, "text", text)
 
-    def fingerprint_text(self, text: str) -> Decision:
-        fingerprint = self.fingerprinter.fingerprint(text)
-        if fingerprint is None:
-            return self.skip("too_short")
-        return Decision(fingerprint=fingerprint)
+    async def _decide(self, key: str, kind: str, *args: Any) -> Decision:
+        waiting = self._underway.get(key)
+        if waiting is not None:
+            return await maybe_deferred_to_future(waiting.wait())
+        underway = self._underway[key] = _Underway()
+        ticket = self._turns.take()
+        decision = Decision(skipped="error")
+        try:
+            result = await self._work(kind, *args)
+            await maybe_deferred_to_future(self._turns.wait(ticket))
+            decision = self.check(key, result) if isinstance(result, int) else self.skip(result)
+        finally:
+            self._turns.release(ticket)
+            del self._underway[key]
+            underway.done(decision)
+        return decision
+
+    async def _work(self, kind: str, *args: Any) -> Result:
+        pool = self._pool
+        if pool is not None and not pool.broken:
+            try:
+                result = await maybe_deferred_to_future(pool.submit(kind, *args))
+            except WorkerError as exc:
+                logger.error("Simhash worker failed on %s:\n%s", describe(kind, args), exc)
+                return "error"
+            if result != BROKEN:
+                return result
+        try:
+            return getattr(self.work, kind)(*args)
+        except Exception:
+            logger.exception("Simhash failed on %s", describe(kind, args))
+            return "error"
 
     def check(self, key: str, fingerprint: int) -> Decision:
         """Check a page's fingerprint against the index and store it if it is new.
@@ -225,7 +313,7 @@ class DedupService:
         it changed by more than k bits (then its entry is replaced, if it is not a near
         duplicate of another page).
         """
-        index = self.index
+        index = self._write()
         self.stats.inc_value("simhash/checked")
         previous = index.get(key)
         if previous is not None and previous.record.get("run") != self.run:

@@ -66,8 +66,11 @@ def _close_inherited(shared: SharedEnv) -> None:
         logger.debug("closing inherited environment %s failed", shared.path, exc_info=True)
 
 
-def acquire(path: str, readonly: bool, map_size: int) -> SharedEnv:
+def acquire(path: str, readonly: bool, map_size: int, sync: bool = True) -> SharedEnv:
     """The environment for ``path`` in this process, opening it if needed.
+
+    ``sync=False`` leaves flushing commits to disk to the OS (see ``SimhashIndex``); it applies
+    when this call opens the environment.
 
     A read-only request shares a writable environment already open; a writable request while
     the path is open read-only in this process is refused (LMDB cannot reopen it).
@@ -96,6 +99,7 @@ def acquire(path: str, readonly: bool, map_size: int) -> SharedEnv:
             create=not readonly,
             max_readers=512,
             readahead=False,
+            sync=sync,
         )
         shared = SharedEnv(env, key, readonly)
         _open[key] = shared

@@ -95,6 +95,11 @@ class SimhashIndex:
     The environment is opened once per process and path and shared by every index object on it;
     after ``fork`` the child opens its own. ``map_size`` is reserved once, sparse, and large
     (1 TiB on 64-bit) so that the map is never full and never grown.
+
+    ``sync=False`` does not flush each commit to disk (LMDB's ``MDB_NOSYNC``): commits are
+    faster, and a killed process still loses nothing committed, but an OS crash or power loss
+    can lose recent commits or damage the index. It applies to the environment opened first in
+    this process for ``path``.
     """
 
     def __init__(
@@ -108,6 +113,7 @@ class SimhashIndex:
         create: bool = True,
         map_size: int = _lmdb.DEFAULT_MAP_SIZE,
         layout: Layout | None = None,
+        sync: bool = True,
     ) -> None:
         self.path = os.fspath(path)
         self.readonly = bool(readonly)
@@ -135,7 +141,8 @@ class SimhashIndex:
         self._batch_size = 0
         self._queries = 0
         self._candidates = 0
-        self._shared = _lmdb.acquire(self.path, self.readonly, map_size)
+        self._sync = bool(sync)
+        self._shared = _lmdb.acquire(self.path, self.readonly, map_size, self._sync)
         self._closed = False
         try:
             self.layout = self._open_meta(max_distance, expected_size, layout, reset)
@@ -239,7 +246,9 @@ class SimhashIndex:
         if self._shared.stale:  # forked: never touch the parent's environment
             logger.debug("reopening index %s after fork", self.path)
             self._batch = None
-            self._shared = _lmdb.acquire(self.path, self.readonly, _lmdb.DEFAULT_MAP_SIZE)
+            self._shared = _lmdb.acquire(
+                self.path, self.readonly, _lmdb.DEFAULT_MAP_SIZE, self._sync
+            )
             self._open_dbs()
         return self._shared.env
 

@@ -41,8 +41,8 @@ class SimhashMiddleware:
     def from_crawler(cls, crawler: Crawler) -> SimhashMiddleware:
         return cls(DedupService.from_crawler(crawler))
 
-    def process_response(self, request: Request, response: Response) -> Response:
-        decision = self._decide(request, response)
+    async def process_response(self, request: Request, response: Response) -> Response:
+        decision = await self._decide(request, response)
         if decision is None:
             return response
         if decision.is_duplicate:
@@ -55,7 +55,7 @@ class SimhashMiddleware:
             request.meta[META_KEY] = decision.as_meta()  # becomes response.meta
         return response
 
-    def _decide(self, request: Request, response: Response) -> Decision | None:
+    async def _decide(self, request: Request, response: Response) -> Decision | None:
         service = self.service
         if request.meta.get(DONT_SIMHASH):
             service.remember([response.url], service.skip("dont_simhash"))
@@ -70,7 +70,7 @@ class SimhashMiddleware:
         if previous is not None:  # already decided in this crawl (e.g. after a redirect)
             return previous if previous.skipped is None else None
         encoding = http_content_type_encoding(_content_type(response).decode("latin-1"))
-        decision = service.check_html(response.url, response.body, response.url, encoding)
+        decision = await service.decide_html(response.url, response.body, response.url, encoding)
         keys = [response.url, digest(response.body)]
         if isinstance(response, HtmlResponse) and decision.skipped != "too_large":
             keys.append(digest(response.text))

@@ -47,10 +47,10 @@ class SimhashPipeline:
     def from_crawler(cls, crawler: Crawler) -> SimhashPipeline:
         return cls(DedupService.from_crawler(crawler))
 
-    def process_item(self, item: Any) -> Any:
+    async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         url = _field(adapter, self.service.config.url_field)
-        decision = self._decide(adapter, url if isinstance(url, str) and url else None)
+        decision = await self._decide(adapter, url if isinstance(url, str) and url else None)
         if decision.is_duplicate:
             assert decision.duplicate_of is not None and decision.distance is not None
             self.service.log_drop(str(url or "<item without URL>"), decision, "item")
@@ -58,7 +58,7 @@ class SimhashPipeline:
                 raise NearDuplicate(decision.duplicate_of, decision.distance)
         return item
 
-    def _decide(self, adapter: ItemAdapter, url: str | None) -> Decision:
+    async def _decide(self, adapter: ItemAdapter, url: str | None) -> Decision:
         service = self.service
         config = service.config
         if url is not None:
@@ -85,9 +85,9 @@ class SimhashPipeline:
             url_or_digest = url
         key = url or f"item:{url_or_digest}"
         if body is html:
-            decision = service.check_html(key, html, url)
+            decision = await service.decide_html(key, html, url)
         else:
-            decision = service.check_text(key, text)
+            decision = await service.decide_text(key, text)
         service.remember([url_or_digest], decision)
         return decision
 

@@ -1,7 +1,9 @@
+import os
+
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_simhash._config import MAX_DISTANCE_LIMIT, SimhashConfig
+from scrapy_simhash._config import MAX_DISTANCE_LIMIT, SimhashConfig, default_workers
 
 
 def test_defaults():
@@ -17,7 +19,19 @@ def test_defaults():
         url_field="url",
         reset=False,
         dry_run=False,
+        workers=default_workers(),
+        timeout=30.0,
+        commit_every=1000,
+        commit_interval=1.0,
+        fsync=True,
+        fast=False,
     )
+
+
+def test_default_workers_follow_the_cpus_available():
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    expected = 0 if os.name != "posix" or cpus < 2 else min(cpus, 4)
+    assert default_workers() == expected
 
 
 def test_values_from_the_command_line_are_strings():
@@ -35,6 +49,12 @@ def test_values_from_the_command_line_are_strings():
                 "SIMHASH_URL_FIELD": "link",
                 "SIMHASH_RESET": "1",
                 "SIMHASH_DRY_RUN": "True",
+                "SIMHASH_WORKERS": "3",
+                "SIMHASH_TIMEOUT": "2.5",
+                "SIMHASH_COMMIT_EVERY": "50",
+                "SIMHASH_COMMIT_INTERVAL": "0",
+                "SIMHASH_FSYNC": "false",
+                "SIMHASH_FAST": "yes",
             }
         )
     )
@@ -50,6 +70,12 @@ def test_values_from_the_command_line_are_strings():
         url_field="link",
         reset=True,
         dry_run=True,
+        workers=3,
+        timeout=2.5,
+        commit_every=50,
+        commit_interval=0.0,
+        fsync=False,
+        fast=True,
     )
 
 
@@ -104,6 +130,21 @@ def test_typed_values_and_limits_are_accepted():
         ("SIMHASH_DRY_RUN", 2, "SIMHASH_DRY_RUN must be a boolean (True/False, 1/0), got 2"),
         ("SIMHASH_HTML_FIELD", "", "SIMHASH_HTML_FIELD must be a non-empty string, got ''"),
         ("SIMHASH_DIR", 5, "SIMHASH_DIR must be a non-empty string, got 5"),
+        ("SIMHASH_WORKERS", -1, "SIMHASH_WORKERS must be an integer between 0 and 64, got -1"),
+        ("SIMHASH_TIMEOUT", 0, "SIMHASH_TIMEOUT must be a number > 0, got 0"),
+        ("SIMHASH_TIMEOUT", "soon", "SIMHASH_TIMEOUT must be a number > 0, got 'soon'"),
+        ("SIMHASH_TIMEOUT", "nan", "SIMHASH_TIMEOUT must be a number > 0, got 'nan'"),
+        ("SIMHASH_COMMIT_EVERY", 0, "SIMHASH_COMMIT_EVERY must be an integer >= 1, got 0"),
+        (
+            "SIMHASH_COMMIT_INTERVAL",
+            -1,
+            "SIMHASH_COMMIT_INTERVAL must be a number >= 0, got -1",
+        ),
+        (
+            "SIMHASH_FSYNC",
+            "sometimes",
+            "SIMHASH_FSYNC must be a boolean (True/False, 1/0), got 'sometimes'",
+        ),
     ],
 )
 def test_a_bad_value_names_the_setting(name, value, message):

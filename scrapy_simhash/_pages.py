@@ -1,0 +1,61 @@
+"""The CPU work on one page, with nothing of Scrapy in it: extract the main text, fingerprint it.
+
+It runs in the crawl process (``SIMHASH_WORKERS = 0``) or in a worker process
+(:mod:`scrapy_simhash._workers`). A result is a fingerprint (``int``) or the reason the page
+was skipped (``str``), small and picklable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .extract import extract_text
+from .fingerprint import Fingerprinter
+
+#: A fingerprint, or the name of the reason the page was skipped (a ``simhash/skipped/`` key).
+Result = int | str
+
+
+@dataclass(frozen=True)
+class PageOptions:
+    """What the work on a page depends on (from the ``SIMHASH_*`` settings)."""
+
+    min_words: int = 20
+    max_body_size: int = 10 * 1024 * 1024
+    fast: bool = False
+
+
+class PageWork:
+    """Extraction and fingerprinting with fixed options; one per process."""
+
+    def __init__(self, options: PageOptions) -> None:
+        self.options = options
+        self.fingerprinter = Fingerprinter(min_words=options.min_words)
+
+    def html(self, html: str | bytes, url: str | None, encoding: str | None = None) -> Result:
+        """Fingerprint of the main text of a page, or why there is none."""
+        if self.options.max_body_size and len(html) > self.options.max_body_size:
+            return "too_large"
+        text = extract_text(html, url, encoding=encoding, fast=self.options.fast)
+        if text is None:
+            return "no_text"
+        return self.text(text)
+
+    def text(self, text: str) -> Result:
+        """Fingerprint of an already extracted text, or ``"too_short"``."""
+        fingerprint = self.fingerprinter.fingerprint(text)
+        return "too_short" if fingerprint is None else fingerprint
+
+    def warm_up(self) -> None:
+        """Load what the first page would otherwise wait for: trafilatura's models and the
+        Chinese dictionary."""
+        paragraph = " ".join(["The extractor and the dictionary are loaded once."] * 5)
+        self.html(f"<html><body><article><p>{paragraph}</p></article></body></html>", None)
+        self.text("加载中文词典" * 40)
+
+
+def describe(kind: str, args: tuple[object, ...]) -> str:
+    """The page a job is about, for log lines: its URL, else what kind of job it is."""
+    if kind == "html" and len(args) > 1 and args[1]:
+        return str(args[1])
+    return f"an item's {kind}"
