@@ -145,6 +145,7 @@ def serve(directory: str) -> None:
 #: ``urls`` (a file of URLs, one a line), ``parse`` (``"url"`` or ``"trafilatura"``),
 #: ``settings`` (the mode's Scrapy settings) and ``profile`` (CPU time of the plugin's steps).
 SPIDER = r"""
+import inspect
 import json
 import os
 import time
@@ -157,25 +158,38 @@ CPU = defaultdict(float)
 
 
 def timed(name, fn):
+    # CPU time between the call and the return; a coroutine function is timed from its start to
+    # its end (right for the plugin inline, where its awaits never suspend it).
+    def account(started):
+        took = time.process_time() - started
+        CPU[name] += took
+        CPU[name + "/slowest"] = max(CPU[name + "/slowest"], took)
+
     def wrapper(*args, **kwargs):
         started = time.process_time()
         try:
             return fn(*args, **kwargs)
         finally:
-            took = time.process_time() - started
-            CPU[name] += took
-            CPU[name + "/slowest"] = max(CPU[name + "/slowest"], took)
+            account(started)
 
-    return wrapper
+    async def coroutine_wrapper(*args, **kwargs):
+        started = time.process_time()
+        try:
+            return await fn(*args, **kwargs)
+        finally:
+            account(started)
+
+    return coroutine_wrapper if inspect.iscoroutinefunction(fn) else wrapper
 
 
 if CONFIG.get("profile"):
     import scrapy_simhash._dedup as dedup
+    import scrapy_simhash._pages as pages
     from scrapy_simhash.fingerprint import Fingerprinter
     from scrapy_simhash.middleware import SimhashMiddleware
     from scrapy_simhash.pipeline import SimhashPipeline
 
-    dedup.extract_text = timed("extract", dedup.extract_text)
+    pages.extract_text = timed("extract", pages.extract_text)
     Fingerprinter.fingerprint = timed("fingerprint", Fingerprinter.fingerprint)
     dedup.DedupService.check = timed("index", dedup.DedupService.check)
     SimhashMiddleware.process_response = timed("middleware", SimhashMiddleware.process_response)
@@ -221,18 +235,48 @@ class BenchSpider(scrapy.Spider):
 #: writes the child's ``os.wait4`` rusage to OUT as JSON. The crawl must not be forked from
 #: the benchmark itself: Linux keeps ``ru_maxrss`` across fork and exec, so a crawl forked
 #: from the benchmark (which holds the corpus) would report the benchmark's peak as its own.
-#: The rusage includes the child's own waited-for children (e.g. worker processes).
+#: The rusage includes the child's own waited-for children (worker processes): their CPU is
+#: counted, but ``ru_maxrss`` is the largest single process. So a thread also samples, every
+#: 100 ms, the resident memory of the child and all its descendants together (``tree_kib``).
 LAUNCHER = """
-import json, os, sys
+import json, os, sys, threading, time
+
+def tree_rss_kib(pid):
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as f:
+                total += next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
+            for task in os.listdir(f"/proc/{p}/task"):  # children of every thread
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+        except (OSError, StopIteration, ValueError):
+            pass
+    return total
+
 pid = os.fork()
 if pid == 0:
     try:
         os.execv(sys.argv[2], sys.argv[2:])
     finally:
         os._exit(127)
+peak = [0]
+done = threading.Event()
+
+def sample():
+    while not done.wait(0.1):
+        peak[0] = max(peak[0], tree_rss_kib(pid))
+
+threading.Thread(target=sample, daemon=True).start()
 _, status, ru = os.wait4(pid, 0)
+done.set()
 with open(sys.argv[1], "w") as f:
-    json.dump({"utime": ru.ru_utime, "stime": ru.ru_stime, "maxrss_kib": ru.ru_maxrss}, f)
+    json.dump(
+        {"utime": ru.ru_utime, "stime": ru.ru_stime, "maxrss_kib": ru.ru_maxrss,
+         "tree_kib": peak[0]},
+        f,
+    )
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 

@@ -11,12 +11,15 @@ process. Each mode is one ``scrapy runspider`` subprocess crawling the list of p
                options: no comments, no deduplication) and yields it: what a user does
                without the plugin
   plugin       the spider yields ``{"url": response.url}``; ``scrapy_simhash.Addon`` on (the
-               middleware drops near-duplicate pages), a fresh index in a temporary directory
+               middleware drops near-duplicate pages), a fresh index in a temporary directory,
+               the work inline (``SIMHASH_WORKERS = 0``)
+  workers      the same with 2 worker processes (``SIMHASH_WORKERS = 2``)
 
 Per mode, medians over ``--rounds``: pages/s (``downloader/response_count`` over Scrapy's
 ``elapsed_time_seconds``, i.e. from spider open to spider close, process startup left out),
-CPU ms/page (user + sys of the crawl process from ``os.wait4``, startup included), peak RSS
-(the crawl process's ``ru_maxrss``; it is forked from a small launcher, see
+CPU ms/page (user + sys of the crawl process and its worker processes, from ``os.wait4``,
+startup included), peak RSS (the largest resident memory of the crawl process and its worker
+processes together, sampled every 100 ms by the small launcher the crawl is forked from, see
 ``_crawl_site.LAUNCHER``), and ratios against ``trafilatura``. Then the same
 modes on the first ``--small`` pages (does peak memory stay flat as the crawl grows?), and the
 plugin's CPU time split into extraction, fingerprint and index (timers wrapped around those
@@ -26,7 +29,7 @@ steps in the plugin runs: two ``time.process_time()`` calls a step, microseconds
     .venv/bin/python bench/crawl_bench.py                     # ~2000 pages, 3 rounds
     .venv/bin/python bench/crawl_bench.py --pages 500 --rounds 1 --modes scrapy,plugin
 
-Adding a mode (e.g. extraction in worker processes) is one line in ``MODES``.
+Adding a mode is one line in ``MODES``.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ BASE_SETTINGS = {
     "HTTPCACHE_ENABLED": False,
     "MEMUSAGE_ENABLED": True,
 }
-PLUGIN = {"ADDONS": {"scrapy_simhash.Addon": 300}, "SIMHASH_RESET": True}
+PLUGIN = {"ADDONS": {"scrapy_simhash.Addon": 300}, "SIMHASH_RESET": True, "SIMHASH_WORKERS": 0}
 
 
 @dataclass(frozen=True)
@@ -79,10 +82,15 @@ MODES = {
     "scrapy": Mode("scrapy alone", "url"),
     "trafilatura": Mode("trafilatura in the spider", "trafilatura"),
     "plugin": Mode("plugin inline", "url", PLUGIN),
+    "workers": Mode("plugin, 2 workers", "url", {**PLUGIN, "SIMHASH_WORKERS": 2}),
 }
 BASELINE = "trafilatura"
 PLUGIN_MODE = "plugin"
+WORKERS_MODE = "workers"
 AIM_CPU = 1.15  # the plugin inline costs at most this times the CPU per page of trafilatura
+AIM_WORKERS = 1.7  # with 2 workers, at least this times the pages/s of the plugin inline
+#: Peak memory is "flat" when the full crawl peaks at most this much above the small one.
+FLAT_MB, FLAT_SHARE = 10.0, 0.1
 
 _STAT = re.compile(r"'([^']+)':\s*(-?\d+(?:\.\d+)?)(?=[,}\s])")
 
@@ -156,7 +164,7 @@ def crawl(mode: str, urls: list[str], work: Path, tag: str, profile: bool = Fals
         len(urls),
         wall,
         usage.get("utime", 0.0) + usage.get("stime", 0.0),
-        usage.get("maxrss_kib", 0) / 1024,
+        usage.get("tree_kib", 0) / 1024 or usage.get("maxrss_kib", 0) / 1024,
         stats,
     )
     problems = []
@@ -213,8 +221,9 @@ def header(n_corpus: int, kinds: Counter, opts: argparse.Namespace) -> None:
     print(
         f"rounds: {opts.rounds} (medians); pages/s = downloader/response_count / "
         "elapsed_time_seconds (Scrapy's stats,\nspider open to close); CPU = user+sys of the "
-        "crawl process (os.wait4, interpreter startup included);\npeak RSS = ru_maxrss of the "
-        "crawl process (forked from a ~10 MB launcher)\n"
+        "crawl process and its workers (os.wait4, interpreter\nstartup included); peak RSS = "
+        "largest resident memory of the crawl process and its workers together\n(sampled "
+        "every 100 ms)\n"
     )
 
 
@@ -321,12 +330,12 @@ def report(modes: list[str], results: dict, n: int, opts: argparse.Namespace) ->
     print(f"\nPeak RSS at {opts.small} pages vs {n} pages (medians):")
     for m in modes:
         a, b = median(small[m], "maxrss_mb"), median(full[m], "maxrss_mb")
-        flat = "flat" if b - a <= max(10.0, 0.1 * a) else "grows"
+        flat = "flat" if b - a <= max(FLAT_MB, FLAT_SHARE * a) else "grows"
         anon = [median(runs, "anon_mb") for runs in (small[m], full[m])]
         mapped = [median(runs, "file_mb") for runs in (small[m], full[m])]
         print(
             f"  {MODES[m].label:<26} {a:6.1f} MB -> {b:6.1f} MB ({b - a:+.1f} MB, {flat}); "
-            f"at the end: heap {anon[0]:.0f} -> {anon[1]:.0f} MB, "
+            f"crawl process at the end: heap {anon[0]:.0f} -> {anon[1]:.0f} MB, "
             f"mapped files {mapped[0]:.0f} -> {mapped[1]:.0f} MB"
         )
 
@@ -340,18 +349,31 @@ def report(modes: list[str], results: dict, n: int, opts: argparse.Namespace) ->
             f"{growth[0] - growth[1]:+.1f} MB over {n - opts.small} more pages"
         )
 
-    if PLUGIN_MODE in modes:
-        runs = full[PLUGIN_MODE]
+    for mode in (PLUGIN_MODE, WORKERS_MODE):
+        if mode not in modes:
+            continue
+        runs = full[mode]
         keys = ("simhash/checked", "simhash/unique", "simhash/duplicate", "item_scraped_count")
         seen = "; ".join(
             f"{k} {' / '.join(str(int(r.stats.get(k, 0))) for r in runs)}" for k in keys
         )
-        print(f"\nplugin ran (per round): {seen}")
-        skipped = {k: int(v) for k, v in runs[0].stats.items() if k.startswith("simhash/skipped/")}
+        print(f"\n{MODES[mode].label} ran (per round): {seen}")
+        skipped = {
+            k: int(v)
+            for k, v in runs[0].stats.items()
+            if k.startswith(("simhash/skipped/", "simhash/workers/"))
+        }
         if skipped:
             print(f"  skipped (round 1): {skipped}")
         if not all(r.stats.get("simhash/duplicate", 0) > 0 for r in runs):
             print("  WARNING: no near-duplicate dropped: the plugin did not run as expected")
+    if PLUGIN_MODE in modes and WORKERS_MODE in modes:
+        same = all(
+            full[PLUGIN_MODE][0].stats.get(k) == r.stats.get(k)
+            for r in full[WORKERS_MODE]
+            for k in ("simhash/unique", "simhash/duplicate")
+        )
+        print(f"  same unique/duplicate counts inline and with workers: {'yes' if same else 'NO'}")
 
     profiled = full.get(PLUGIN_MODE, [])
     if profiled and "bench/cpu_ms/middleware" in profiled[0].stats:
@@ -393,6 +415,19 @@ def report(modes: list[str], results: dict, n: int, opts: argparse.Namespace) ->
         print(
             f"\nAim: the plugin inline costs at most {AIM_CPU}x the CPU per page of "
             f"{MODES[BASELINE].label}: {verdict} ({ratio:.2f}x; {after:.2f}x leaving startup out)"
+        )
+
+    if WORKERS_MODE in modes and PLUGIN_MODE in modes:
+        inline = median(full[PLUGIN_MODE], "pages_per_s")
+        workers = median(full[WORKERS_MODE], "pages_per_s")
+        ratio = workers / inline
+        verdict = "met" if ratio >= AIM_WORKERS else "missed"
+        cpu = median(full[WORKERS_MODE], "cpu_ms_per_page") / median(
+            full[PLUGIN_MODE], "cpu_ms_per_page"
+        )
+        print(
+            f"Aim: with 2 workers the crawl runs at least {AIM_WORKERS}x the pages/s of the "
+            f"plugin inline: {verdict} ({ratio:.2f}x; CPU per page {cpu:.2f}x inline's)"
         )
 
 

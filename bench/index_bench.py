@@ -123,8 +123,8 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
         stats = ix.stats()
         row["bytes_per_fp"] = stats["bytes_on_disk"] / stats["entries"]
         row["bytes_per_fp_table"] = row["bytes_per_fp"] / ix.layout.tables
-        row["table_bytes_per_fp_table"] = _table_bytes(ix) / stats["fingerprints"] / (
-            ix.layout.tables
+        row["table_bytes_per_fp_table"] = (
+            _table_bytes(ix) / stats["fingerprints"] / (ix.layout.tables)
         )
 
         if n <= args.pairs_max:
@@ -233,10 +233,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--brute-queries", type=int, default=100)
     parser.add_argument("--inserts", type=int, default=50_000)
     parser.add_argument("--commit-every", type=int, default=1000)
-    parser.add_argument("--simhash-size", type=float, default=1e6,
-                        help="N at which simhash.SimhashIndex runs (0: never)")
-    parser.add_argument("--pairs-max", type=float, default=1e6,
-                        help="largest N for the batch-mode pairs measurement")
+    parser.add_argument(
+        "--simhash-size",
+        type=float,
+        default=1e6,
+        help="N at which simhash.SimhashIndex runs (0: never)",
+    )
+    parser.add_argument(
+        "--pairs-max",
+        type=float,
+        default=1e6,
+        help="largest N for the batch-mode pairs measurement",
+    )
     parser.add_argument("--data-dir", default=None, help="where indexes are built")
     parser.add_argument("--keep", action="store_true", help="keep the built indexes")
     parser.add_argument("--seed", type=int, default=7)

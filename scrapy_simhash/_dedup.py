@@ -112,6 +112,7 @@ class DedupService:
         self._decided: OrderedDict[str, Decision] = OrderedDict()
         self._underway: dict[str, _Underway] = {}
         self._turns = Turns()
+        self._closed = False
         crawler.signals.connect(self.close, signal=signals.spider_closed)
         if crawler.spider is not None:
             self._open()
@@ -205,6 +206,7 @@ class DedupService:
     async def close(self) -> None:
         """At spider_closed: let the work under way finish, commit, record
         ``simhash/index/size``, release the index, stop the workers."""
+        self._closed = True  # a page arriving from now on passes unchecked
         await maybe_deferred_to_future(self._turns.settled())
         pool, self._pool = self._pool, None
         if pool is not None and pool.restarts:
@@ -274,6 +276,8 @@ class DedupService:
         return await self._decide(key, "text", text)
 
     async def _decide(self, key: str, kind: str, *args: Any) -> Decision:
+        if self._closed:
+            return Decision(skipped="closed")
         waiting = self._underway.get(key)
         if waiting is not None:
             return await maybe_deferred_to_future(waiting.wait())
