@@ -368,12 +368,16 @@ def report(modes: list[str], results: dict, n: int, opts: argparse.Namespace) ->
         if not all(r.stats.get("simhash/duplicate", 0) > 0 for r in runs):
             print("  WARNING: no near-duplicate dropped: the plugin did not run as expected")
     if PLUGIN_MODE in modes and WORKERS_MODE in modes:
-        same = all(
-            full[PLUGIN_MODE][0].stats.get(k) == r.stats.get(k)
-            for r in full[WORKERS_MODE]
-            for k in ("simhash/unique", "simhash/duplicate")
+        # With 32 requests in flight, pages arrive in a slightly different order in each run,
+        # and where near-duplicates chain (A~B, B~C, A!~C) the order decides what is kept.
+        counts = {
+            m: sorted({int(r.stats.get("simhash/unique", 0)) for r in full[m]})
+            for m in (PLUGIN_MODE, WORKERS_MODE)
+        }
+        print(
+            f"  pages kept, inline: {counts[PLUGIN_MODE]}, with workers: {counts[WORKERS_MODE]} "
+            "(the arrival order, hence what is kept in chains of near-duplicates, varies by run)"
         )
-        print(f"  same unique/duplicate counts inline and with workers: {'yes' if same else 'NO'}")
 
     profiled = full.get(PLUGIN_MODE, [])
     if profiled and "bench/cpu_ms/middleware" in profiled[0].stats:
