@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: How many page decisions are remembered (by URL and by body digest) for the items of a page.
+#: How many page decisions are remembered (by URL and by body) for the items of a page.
 DECISION_MEMORY = 50_000
 
 _ATTRIBUTE = "_simhash_service"
@@ -85,10 +85,18 @@ class _Underway:
 
 
 def digest(data: str | bytes) -> str:
-    """A short hash of a page body (bytes) or its decoded HTML (str), to link items to pages."""
+    """A stable hash of a page body (bytes) or its decoded HTML (str): the index key of an
+    item without URL."""
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def memo_key(data: str | bytes) -> str:
+    """A key for a page body (bytes) or its decoded HTML (str) in this crawl's memory of
+    decisions, to link items to pages: Python's own hash (SipHash, cached on the object; ten
+    times cheaper than a digest of a 100 KB page), valid in this process only."""
+    return f"#{'s' if isinstance(data, str) else 'b'}{len(data)}:{hash(data):x}"
 
 
 class DedupService:
@@ -239,7 +247,7 @@ class DedupService:
             self._decided.popitem(last=False)
 
     def recall(self, *keys: str) -> Decision | None:
-        """The decision taken in this crawl for a page URL or body digest, if any."""
+        """The decision taken in this crawl for a page URL or :func:`memo_key`, if any."""
         for key in keys:
             decision = self._decided.get(key)
             if decision is not None:

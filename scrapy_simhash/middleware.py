@@ -9,7 +9,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Request, Response, TextResponse
 from w3lib.encoding import http_content_type_encoding
 
-from ._dedup import Decision, DedupService, digest
+from ._dedup import Decision, DedupService, memo_key
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -72,9 +72,9 @@ class SimhashMiddleware:
             return previous if previous.skipped is None else None
         encoding = http_content_type_encoding(_content_type(response).decode("latin-1"))
         decision = await service.decide_html(response.url, response.body, response.url, encoding)
-        keys = [response.url, digest(response.body)]
+        keys = [response.url, memo_key(response.body)]
         if isinstance(response, HtmlResponse) and decision.skipped != "too_large":
-            keys.append(digest(response.text))
+            keys.append(memo_key(response.text))
         service.remember(keys, decision)
         return decision if decision.skipped is None else None
 

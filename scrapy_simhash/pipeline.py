@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
 
-from ._dedup import Decision, DedupService, digest
+from ._dedup import Decision, DedupService, digest, memo_key
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -77,18 +77,18 @@ class SimhashPipeline:
         # taken for the same page. With a URL, the URL alone links it (an exact copy of a page
         # at another URL is a duplicate).
         if url is None:
-            url_or_digest = digest(body)
-            decision = service.recall(url_or_digest)
+            memo = memo_key(body)
+            decision = service.recall(memo)
             if decision is not None:
                 return decision
+            key = f"item:{digest(body)}"
         else:
-            url_or_digest = url
-        key = url or f"item:{url_or_digest}"
+            memo = key = url
         if body is html:
             decision = await service.decide_html(key, html, url)
         else:
             decision = await service.decide_text(key, text)
-        service.remember([url_or_digest], decision)
+        service.remember([memo], decision)
         return decision
 
 
