@@ -148,6 +148,7 @@ SPIDER = r"""
 import inspect
 import json
 import os
+import resource
 import time
 from collections import defaultdict
 
@@ -221,6 +222,10 @@ class BenchSpider(scrapy.Spider):
     def closed(self, reason):
         for name, seconds in CPU.items():
             self.crawler.stats.set_value(f"bench/cpu_ms/{name}", round(1000 * seconds, 1))
+        usage = resource.getrusage(resource.RUSAGE_SELF)  # this process alone, not its workers
+        self.crawler.stats.set_value(
+            "bench/cpu_ms/self", round(1000 * (usage.ru_utime + usage.ru_stime), 1)
+        )
         try:  # what the resident memory is at the end: the heap, and mapped files (LMDB)
             with open("/proc/self/status", encoding="ascii") as f:
                 for line in f:

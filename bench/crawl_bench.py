@@ -129,6 +129,19 @@ class Run:
         return self.stats.get("bench/cpu_ms/startup", 0.0)
 
     @property
+    def self_ms_per_page(self) -> float:
+        """CPU per page of the crawl process alone (its worker processes and its startup left
+        out)."""
+        own = self.stats.get("bench/cpu_ms/self", 1000 * self.cpu)
+        return (own - self.startup_ms) / self.responses
+
+    @property
+    def workers_ms_per_page(self) -> float:
+        """CPU per page of the worker processes (their startup included)."""
+        own = self.stats.get("bench/cpu_ms/self", 1000 * self.cpu)
+        return (1000 * self.cpu - own) / self.responses
+
+    @property
     def crawl_cpu_ms_per_page(self) -> float:
         """CPU per page once the spider started (imports and Scrapy's setup left out)."""
         return (1000 * self.cpu - self.startup_ms) / self.responses
@@ -419,6 +432,18 @@ def report(modes: list[str], results: dict, n: int, opts: argparse.Namespace) ->
         print(
             f"\nAim: the plugin inline costs at most {AIM_CPU}x the CPU per page of "
             f"{MODES[BASELINE].label}: {verdict} ({ratio:.2f}x; {after:.2f}x leaving startup out)"
+        )
+
+    if WORKERS_MODE in modes:
+        runs = full[WORKERS_MODE]
+        own = median(runs, "self_ms_per_page")
+        work = median(runs, "workers_ms_per_page")
+        print(
+            f"\nWith workers, CPU per page: crawl process (Scrapy, the index, handing pages over) "
+            f"{own:.2f} ms, worker processes {work:.2f} ms (startup included). On enough free "
+            f"cores one crawl process would sustain about {1000 / own:.0f} pages/s, each worker "
+            f"about {1000 / work:.0f} pages/s: the crawl process is the limit "
+            f"from about {work / own:.0f} workers on."
         )
 
     if WORKERS_MODE in modes and PLUGIN_MODE in modes:
