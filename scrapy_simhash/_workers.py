@@ -251,6 +251,9 @@ class _Worker:
                 stdin=subprocess.DEVNULL,
                 env=env,
             )
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
         worker = cls(process, Connection(ours.detach()))

@@ -457,3 +457,20 @@ async def test_dropped_responses_do_not_keep_their_bodies(site, tmp_path):
     kept_alive = [url for url in alive if url in dropped]
     assert kept_alive  # still alive (in cycles, the GC being off): the test can see them
     assert all(alive[url].body == b"" for url in kept_alive)
+
+
+@deferred_f_from_coro_f
+async def test_fast_extraction_and_no_fsync(site, tmp_path):
+    flags = []
+
+    class FlagSpider(SiteSpider):
+        def parse_page(self, response):
+            service = self.crawler._simhash_service
+            flags.append((service.work.options.fast, service.index._shared.env.flags()["sync"]))
+            yield from super().parse_page(response)
+
+    settings = {**MIDDLEWARE, "SIMHASH_FAST": True, "SIMHASH_FSYNC": False}
+    result = await crawl(settings, tmp_path, site, spider=FlagSpider)
+    assert set(flags) == {(True, False)}
+    assert paths(site, result.kept) == ARTICLES
+    assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}

@@ -279,3 +279,19 @@ def test_a_crawl_killed_mid_batch_loses_only_that_batch(site, tmp_path):
     while any(map(alive, workers)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(map(alive, workers))
+
+
+@deferred_f_from_coro_f
+async def test_workers_that_cannot_start_leave_the_work_inline(site, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    settings = {**MIDDLEWARE, "SIMHASH_WORKERS": 2}
+    crawler = get_crawler(SiteSpider, {**settings, "SIMHASH_DIR": str(tmp_path / "simhash")})
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    stats = crawler.stats.get_stats()
+    assert {k: v for k, v in stats.items() if k.startswith("simhash/")} == {
+        **SITE_STATS,
+        "simhash/skipped/dont_simhash": 1,
+    }
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1
+    assert errors[0].startswith("Simhash worker processes cannot start (FileNotFoundError")
