@@ -295,3 +295,31 @@ async def test_workers_that_cannot_start_leave_the_work_inline(site, tmp_path, m
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert len(errors) == 1
     assert errors[0].startswith("Simhash worker processes cannot start (FileNotFoundError")
+
+
+@deferred_f_from_coro_f
+async def test_the_pool_hands_over_at_most_queue_size_pages(tmp_path):
+    from scrapy.utils.defer import maybe_deferred_to_future
+    from twisted.internet.defer import gatherResults
+
+    from scrapy_simhash._pages import PageOptions, PageWork
+    from scrapy_simhash._workers import WorkerPool
+
+    pages = [
+        path.read_bytes()
+        for path in sorted((Path(__file__).parents[1] / "example_project/site").rglob("*.html"))
+    ]
+    pool = WorkerPool(1, PageOptions(), queue_size=2)
+    pool.start()
+    try:
+        results = [pool.submit("html", page, None) for page in pages]
+        # Two pages handed over (queued or in the worker), the others wait in the reactor.
+        assert pool._slots.tokens == 0
+        assert len(pool._slots.waiting) == len(pages) - 2
+        answers = await maybe_deferred_to_future(gatherResults(results))
+        await maybe_deferred_to_future(pool.drain())
+    finally:
+        pool.close()
+    work = PageWork(PageOptions())
+    assert answers == [work.html(page, None) for page in pages]
+    assert worker_pids() == []
