@@ -1,4 +1,4 @@
-"""Text to a 64-bit Charikar simhash of weighted features.
+"""Text to a 64-bit fingerprint of weighted word features, compared by Hamming distance.
 
 Words are the features: runs of CJK characters are segmented with jieba, everything else is
 split into case-folded words. Stop words, punctuation and numbers are left out.
@@ -8,10 +8,21 @@ article weighs more than its tail. ``L`` is ``position_decay``, stretched for te
 than 300 words by ``(words / 300) ** decay_stretch``. A word's weight is ``tf ** tf_exponent``
 over those counts, so the article's repeated key terms outweigh single words, which is what
 edits touch (``use_idf`` multiplies by an inverse document frequency, which measured no
-better). The feature hash is BLAKE2b, so a fingerprint is the same in every process, on every
-platform and Python version. The weighted sum runs in numpy on integer weights, so no
-floating-point summation order can change a bit. ``bench/quality.py`` measures these choices
-(``docs/quality.md``).
+better). Only the ``max_features`` heaviest words are kept (the rest weigh next to nothing).
+
+The default sketch is a one-bit weighted minhash: each of the 64 bits is a race between the
+features, in which a feature with weight ``w`` draws an exponential time ``-ln(u) / w`` from
+its own hash and the bit's seed; the bit is one bit of the winner's hash. Two texts pick the
+same winner with probability equal to the probability-Jaccard similarity of their weight
+vectors, so they differ in a bit with probability ``(1 - J) / 2``: the expected distance grows
+linearly with the share of the weight that changed. Charikar's simhash (``sketch="simhash"``,
+version 1's sketch) grows only with its square root, which put 2%-edited copies and
+20%-edited pages too close together (``docs/quality.md``).
+
+The feature hash is BLAKE2b and the per-bit hashes are integer mixes of it, so a fingerprint
+is the same in every process, on every platform and Python version (the race compares
+floating-point times; platforms whose ``log`` differs in the last bit could only disagree on
+a race won by a margin of that size). ``bench/quality.py`` measures these choices.
 
 Fingerprints are a storage format: any change to what this module computes must bump
 :data:`FINGERPRINT_VERSION`, which the index stores and checks.
@@ -33,10 +44,16 @@ from ._segment import CJK_CHARS, segment_cjk
 
 #: Names the algorithm (features, weights, hash). Stored in every index; an index built with
 #: another version refuses these fingerprints.
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2
 
 BITS = 64
 _MASK = (1 << BITS) - 1
+SKETCHES = ("minhash", "simhash")
+# One seed per bit of the minhash sketch: fixed, derived from a name rather than chosen.
+_SLOT_SEEDS = np.frombuffer(
+    hashlib.shake_256(b"scrapy_simhash minhash slot seeds").digest(8 * BITS), dtype=">u8"
+).astype(np.uint64)
+_BIT_INDEX = np.arange(BITS)
 
 # A token is a run of CJK ideographs/kana, or a run of other letters and digits.
 _TOKEN = re.compile(rf"(?P<cjk>[{CJK_CHARS}]+)|[^\W_{CJK_CHARS}]+(?:['\u2019][^\W_{CJK_CHARS}]+)*")
@@ -110,24 +127,53 @@ def _simhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
     return int.from_bytes(np.packbits(totals > 0).tobytes(), "big")
 
 
+def _mix(x: np.ndarray) -> np.ndarray:
+    """A bijective 64-bit integer mix (the splitmix64 finalizer), element-wise on uint64."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _minhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
+    """One-bit weighted minhash: for each bit, every feature draws an exponential time
+    ``-ln(u) / weight`` (``u`` from its hash and the bit's seed); the first to arrive wins,
+    and the bit is the lowest bit of the winner's mixed hash (independent of ``u``, which
+    comes from the top 53 bits). ``weights`` float64, all > 0."""
+    if hashes.size == 0:
+        return 0
+    mixed = _mix(hashes[:, None] ^ _SLOT_SEEDS[None, :])
+    u = ((mixed >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+    # the latest arrival in log(u) / w is the earliest in -ln(u) / w
+    winners = np.argmax(np.log(u) / weights[:, None], axis=0)
+    bits = (mixed[winners, _BIT_INDEX] & np.uint64(1)).astype(np.uint8)
+    return int.from_bytes(np.packbits(bits).tobytes(), "big")
+
+
 @dataclass(frozen=True)
 class Fingerprinter:
-    """Turns text into a simhash, with the options that decide the features and weights.
+    """Turns text into a 64-bit fingerprint, with the options that decide the features,
+    their weights and the sketch.
 
     ``min_words`` is the number of content words (stop words and numbers left out) below
     which a text is too short to fingerprint: such texts give few features, and their
     fingerprints would match unrelated short pages. Callers should skip them
     (:meth:`fingerprint` returns ``None``).
+
+    ``sketch`` is ``"minhash"`` (the default, version 2) or ``"simhash"`` (Charikar's, the
+    sketch of version 1; ``Fingerprinter(sketch="simhash", position_decay=150,
+    decay_stretch=0.75, max_features=None)`` computes version 1's fingerprints).
     """
 
     min_words: int = 20
     max_words: int = 20_000
     tf_exponent: float = 1.25
-    position_decay: float | None = 150.0
+    position_decay: float | None = 90.0
     decay_power: float = 2.0
-    decay_stretch: float = 0.75
+    decay_stretch: float = 0.5
     use_idf: bool = False
     weight_scale: int = 1000
+    sketch: str = "minhash"
+    max_features: int | None = 512
 
     def __post_init__(self) -> None:
         if self.min_words < 1:
@@ -138,6 +184,10 @@ class Fingerprinter:
             raise ValueError(f"tf_exponent must be in [0, 3], got {self.tf_exponent}")
         if self.position_decay is not None and self.position_decay <= 0:
             raise ValueError(f"position_decay must be > 0 or None, got {self.position_decay}")
+        if self.sketch not in SKETCHES:
+            raise ValueError(f"sketch must be one of {SKETCHES}, got {self.sketch!r}")
+        if self.max_features is not None and self.max_features < 1:
+            raise ValueError(f"max_features must be >= 1 or None, got {self.max_features}")
 
     def content_words(self, text: str) -> list[str]:
         """The words that make features, in order: no stop words, no numbers, at most
@@ -147,10 +197,11 @@ class Fingerprinter:
         return list(islice(found, self.max_words))
 
     def features(self, text: str | Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Feature hashes (uint64) and their integer weights (int64)."""
+        """Feature hashes (uint64) and their weights (float64, > 0), at most
+        ``max_features`` of them, heaviest first when some were left out."""
         tokens = self.content_words(text) if isinstance(text, str) else list(text)
         if not tokens:
-            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.float64)
         index: dict[str, int] = {}
         ids = np.fromiter(
             (index.setdefault(w, len(index)) for w in tokens), dtype=np.intp, count=len(tokens)
@@ -166,11 +217,19 @@ class Fingerprinter:
         if self.use_idf:
             idf = np.fromiter((idf_weight(w) for w in index), dtype=np.float64, count=len(index))
             weights *= idf
-        return hashes, np.rint(weights * self.weight_scale).astype(np.int64)
+        if self.max_features is not None and len(weights) > self.max_features:
+            keep = np.argsort(-weights, kind="stable")[: self.max_features]
+            hashes, weights = hashes[keep], weights[keep]
+        return hashes, weights
+
+    def _sketch(self, hashes: np.ndarray, weights: np.ndarray) -> int:
+        if self.sketch == "simhash":
+            return _simhash_from(hashes, np.rint(weights * self.weight_scale).astype(np.int64))
+        return _minhash_from(hashes, weights)
 
     def simhash(self, text: str) -> int:
         """The 64-bit fingerprint of ``text`` (0 for a text without content words)."""
-        return _simhash_from(*self.features(text))
+        return self._sketch(*self.features(text))
 
     def is_too_short(self, text: str) -> bool:
         return len(self.content_words(text)) < self.min_words
@@ -180,7 +239,7 @@ class Fingerprinter:
         tokens = self.content_words(text)
         if len(tokens) < self.min_words:
             return None
-        return _simhash_from(*self.features(tokens))
+        return self._sketch(*self.features(tokens))
 
 
 DEFAULT_FINGERPRINTER = Fingerprinter()
