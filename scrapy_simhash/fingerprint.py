@@ -35,12 +35,13 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
+from itertools import filterfalse
+from typing import cast
 
 import numpy as np
 
-from ._lexicon import idf_weight, is_stop_word
-from ._segment import CJK_CHARS, segment_cjk
+from ._lexicon import STOP_WORDS, idf_weight, is_stop_word
+from ._segment import CJK_CHARS, segment_runs
 
 #: Names the algorithm (features, weights, hash). Stored in every index; an index built with
 #: another version refuses these fingerprints.
@@ -56,8 +57,8 @@ _SLOT_SEEDS = np.frombuffer(
 _BIT_INDEX = np.arange(BITS)
 
 # A token is a run of CJK ideographs/kana, or a run of other letters and digits.
-_TOKEN = re.compile(rf"(?P<cjk>[{CJK_CHARS}]+)|[^\W_{CJK_CHARS}]+(?:['\u2019][^\W_{CJK_CHARS}]+)*")
-_DIGITS = re.compile(r"\d+")
+# (findall gives (run, "") or ("", word) pairs)
+_TOKEN = re.compile(rf"([{CJK_CHARS}]+)|([^\W_{CJK_CHARS}]+(?:['\u2019][^\W_{CJK_CHARS}]+)*)")
 # Texts are read in blocks cut at white space or CJK punctuation, and CJK runs are cut at
 # this length before jieba (a page without punctuation would otherwise be one huge run).
 _BLOCK = 1 << 16
@@ -79,30 +80,75 @@ def feature_hash(feature: str) -> int:
     return h
 
 
+def feature_hashes(features: list[str]) -> np.ndarray:
+    """:func:`feature_hash` of each feature, as uint64."""
+    found = list(map(_hash_cache.get, features))
+    missing = [f for f, h in zip(features, found, strict=True) if h is None]
+    if missing:
+        for f in missing:
+            feature_hash(f)
+        found = list(map(_hash_cache.get, features))
+        if None in found:  # the cache was cleared on the way
+            found = [feature_hash(f) for f in features]
+    return np.array(found, dtype=np.uint64)
+
+
 def normalize(text: str) -> str:
     """NFKC, case-folded, whitespace collapsed: the form both hashes are computed on."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def words(text: str) -> Iterator[str]:
-    """The words of ``text`` in order, normalized, stop words and numbers included.
-
-    Lazy: the text is normalized and segmented a block at a time, so a caller that stops
-    early (``max_words``) does not pay for the rest of a huge text."""
+def _blocks(text: str) -> Iterator[str]:
+    """``text`` normalized a block at a time, each cut at white space or CJK punctuation."""
     start = 0
     while start < len(text):
         end = min(len(text), start + _BLOCK)
         if end < len(text):
             cut = max(text.rfind(c, start, end) for c in _BREAKS)
             end = cut + 1 if cut > start else end
-        for match in _TOKEN.finditer(normalize(text[start:end])):
-            token = match.group()
-            if match.lastgroup == "cjk":
-                for i in range(0, len(token), _CJK_RUN_MAX):
-                    yield from segment_cjk(token[i : i + _CJK_RUN_MAX])
-            else:
-                yield token
+        yield normalize(text[start:end])
         start = end
+
+
+def _is_content(token: str) -> bool:
+    return not is_stop_word(token) and not token.isdecimal()  # isdecimal: all of \d
+
+
+def _block_words(block: str, content: bool) -> list[str]:
+    """The words of a normalized block in order (only content words if ``content``).
+
+    All the CJK runs of the block are segmented in one call; a CJK word is a stop word only
+    by the list (all its characters are CJK, never digits)."""
+    runs: list[str] = []
+    tokens: list[str | None] = []  # None: the next run's words go here
+    for cjk, other in _TOKEN.findall(block):
+        if cjk:
+            for i in range(0, len(cjk), _CJK_RUN_MAX):
+                runs.append(cjk[i : i + _CJK_RUN_MAX])
+                tokens.append(None)
+        elif not content or _is_content(other):
+            tokens.append(other)
+    if not runs:
+        return cast(list[str], tokens)  # no None without runs
+    segmented = iter(segment_runs(runs))
+    out: list[str] = []
+    for token in tokens:
+        if token is not None:
+            out.append(token)
+        elif content:
+            out += filterfalse(STOP_WORDS.__contains__, next(segmented))
+        else:
+            out += next(segmented)
+    return out
+
+
+def words(text: str) -> Iterator[str]:
+    """The words of ``text`` in order, normalized, stop words and numbers included.
+
+    Lazy: the text is normalized and segmented a block at a time, so a caller that stops
+    early does not pay for the rest of a huge text."""
+    for block in _blocks(text):
+        yield from _block_words(block, content=False)
 
 
 def hamming(a: int, b: int) -> int:
@@ -193,8 +239,12 @@ class Fingerprinter:
         """The words that make features, in order: no stop words, no numbers, at most
         ``max_words`` (the tail of a huge text weighs next to nothing, and this bounds the
         work on a 10 MB page)."""
-        found = (w for w in words(text) if not is_stop_word(w) and not _DIGITS.fullmatch(w))
-        return list(islice(found, self.max_words))
+        found: list[str] = []
+        for block in _blocks(text):
+            found += _block_words(block, content=True)
+            if len(found) >= self.max_words:
+                return found[: self.max_words]
+        return found
 
     def features(self, text: str | Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """Feature hashes (uint64) and their weights (float64, > 0), at most
@@ -202,25 +252,24 @@ class Fingerprinter:
         tokens = self.content_words(text) if isinstance(text, str) else list(text)
         if not tokens:
             return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.float64)
-        index: dict[str, int] = {}
-        ids = np.fromiter(
-            (index.setdefault(w, len(index)) for w in tokens), dtype=np.intp, count=len(tokens)
-        )
+        distinct = list(dict.fromkeys(tokens))
+        index = dict(zip(distinct, range(len(distinct)), strict=True))
+        ids = np.fromiter(map(index.__getitem__, tokens), dtype=np.intp, count=len(tokens))
         if self.position_decay is None:
             tf = np.bincount(ids).astype(np.float64)
         else:
             scale = self.position_decay * max(1.0, len(tokens) / 300.0) ** self.decay_stretch
             at = (1.0 + np.arange(len(tokens), dtype=np.float64) / scale) ** -self.decay_power
             tf = np.bincount(ids, weights=at)
-        hashes = np.fromiter((feature_hash(w) for w in index), dtype=np.uint64, count=len(index))
         weights = tf**self.tf_exponent
         if self.use_idf:
-            idf = np.fromiter((idf_weight(w) for w in index), dtype=np.float64, count=len(index))
+            idf = np.fromiter(map(idf_weight, distinct), dtype=np.float64, count=len(distinct))
             weights *= idf
         if self.max_features is not None and len(weights) > self.max_features:
             keep = np.argsort(-weights, kind="stable")[: self.max_features]
-            hashes, weights = hashes[keep], weights[keep]
-        return hashes, weights
+            weights = weights[keep]
+            distinct = [distinct[i] for i in keep.tolist()]
+        return feature_hashes(distinct), weights
 
     def _sketch(self, hashes: np.ndarray, weights: np.ndarray) -> int:
         if self.sketch == "simhash":

@@ -274,6 +274,20 @@ def test_hamming_counts_flipped_bits(a: int, bits: set[int]) -> None:
     assert hamming(a, b) == len(bits)
 
 
+RUNS = [
+    "国家气象中心周一发布消息",
+    "预计本周末北方大部分地区将迎来明显降温和降雪天气",
+    "北京大学的学生在图书馆认真学习人工智能课程",
+    "南京市长江大桥",
+    "中华人民共和国中央人民政府今天成立了",  # a 13-character word: the dictionary walk
+    "结婚的和尚未结婚的",
+    "乒乓球拍卖完了",
+    "他说的确实在理",
+    "我",
+    "工信处女干事每月经过下属科室都要亲口交代",
+]
+
+
 def test_segmentation_is_jiebas() -> None:
     """Our segmentation gives the words jieba's own cut gives (without its HMM guesses)."""
     import jieba
@@ -281,10 +295,44 @@ def test_segmentation_is_jiebas() -> None:
     from scrapy_simhash._segment import segment_cjk
 
     tok = jieba.Tokenizer()
-    for run in [
-        "国家气象中心周一发布消息",
-        "预计本周末北方大部分地区将迎来明显降温和降雪天气",
-        "北京大学的学生在图书馆认真学习人工智能课程",
-        "南京市长江大桥",
-    ]:
+    for run in RUNS:
         assert list(segment_cjk(run)) == tok.lcut(run, HMM=False)
+    assert segment_cjk("中华人民共和国中央人民政府今天成立了")[0] == "中华人民共和国中央人民政府"
+
+
+def test_runs_segmented_together_are_segmented_alone() -> None:
+    """Runs segmented in one call (joined internally) give each run's own words: no word
+    crosses from one run into the next, whatever the order, repeats or cache."""
+    import jieba
+
+    from scrapy_simhash._segment import clear_cache, segment_runs
+
+    tok = jieba.Tokenizer()
+    runs = [*RUNS, "南京", "市长", "江大桥", "", *reversed(RUNS)]
+    alone = [tuple(tok.lcut(r, HMM=False)) if r else () for r in runs]
+    clear_cache()
+    assert segment_runs(runs) == alone
+    assert segment_runs(runs) == alone  # from the cache
+    clear_cache()
+    assert segment_runs(runs[5:]) == alone[5:]
+    # kana and rare ideographs (jieba's own cut splits them off first): unknown characters
+    # are words of one character
+    assert segment_runs(["カタカナ中国", "𠀀𠀁北京"]) == [
+        ("カ", "タ", "カ", "ナ", "中国"),
+        ("𠀀", "𠀁", "北京"),
+    ]
+
+
+def test_words_keep_the_order_of_the_text_across_scripts() -> None:
+    assert list(words(MIX))[:10] == [
+        "小米",
+        "公司",
+        "今天",
+        "发布",
+        "了",
+        "新款",
+        "xiaomi",
+        "15",
+        "智能手机",
+        "搭载",
+    ]
