@@ -21,6 +21,8 @@ import math
 import os
 import tempfile
 import threading
+from itertools import compress, repeat
+from operator import is_
 from pathlib import Path
 from typing import NamedTuple
 
@@ -161,6 +163,8 @@ def _segment_joined(runs: list[str]) -> list[tuple[str, ...]]:
     assert tables is not None
     text = _SEP.join(runs)
     n = len(text)
+    if n < 2:
+        return [(run,) if run else () for run in runs]
     codes = _code_points(text)
     single = tables.single[np.minimum(codes, _CODE_POINTS - 1)].tolist()
     pairs = _keys(codes[:-1], codes[1:])
@@ -169,6 +173,10 @@ def _segment_joined(runs: list[str]) -> list[tuple[str, ...]]:
     pair = [*found[: n - 1].tolist(), _NOT_A_WORD]
     triple = [*found[n - 1 :].tolist(), _NOT_A_WORD, _NOT_A_WORD]
     walk = set(np.flatnonzero(present[n - 1 :]).tolist())  # three characters begin a longer word
+    # positions where a word of two characters or more may start (elsewhere: one character)
+    choice = np.isfinite(found[: n - 1])
+    choice[: n - 2] |= present[n - 1 :]
+    several = [*choice.tolist(), False]
     score = [0.0] * (n + 3)
     end = list(range(1, n + 1))
     stop = n
@@ -176,6 +184,9 @@ def _segment_joined(runs: list[str]) -> list[tuple[str, ...]]:
         start = stop - len(run)
         score[stop] = 0.0  # the end of this run (a separator, or the end of the text)
         for k in range(stop - 1, start - 1, -1):
+            if not several[k]:
+                score[k] = single[k] + score[k + 1]  # and end[k] stays k + 1
+                continue
             best = single[k] + score[k + 1]
             best_end = k + 1
             s = pair[k] + score[k + 2]
@@ -214,15 +225,14 @@ def _segment_joined(runs: list[str]) -> list[tuple[str, ...]]:
 def segment_runs(runs: list[str]) -> list[tuple[str, ...]]:
     """The jieba words of each run of CJK characters."""
     cached = list(map(_cache.get, runs))
-    todo = list(
-        dict.fromkeys(r for r, c in zip(runs, cached, strict=True) if c is None and len(r) > 1)
-    )
-    new = dict(zip(todo, _segment_joined(todo), strict=True)) if todo else {}
-    new.update((r, (r,) if r else ()) for r in runs if len(r) <= 1)
+    todo = list(dict.fromkeys(compress(runs, map(is_, cached, repeat(None)))))
+    if not todo:
+        return cached  # type: ignore[return-value]
+    new = dict(zip(todo, _segment_joined(todo), strict=True))
     if len(_cache) + len(new) > _CACHE_MAX:
         _cache.clear()
     _cache.update(new)
-    return [c if c is not None else new[r] for r, c in zip(runs, cached, strict=True)]
+    return list(map(new.get, runs, cached))  # type: ignore[arg-type]
 
 
 def segment_cjk(run: str) -> tuple[str, ...]:

@@ -123,6 +123,10 @@ def _block_words(block: str, content: bool) -> list[str]:
     tokens: list[str | None] = []  # None: the next run's words go here
     for cjk, other in _TOKEN.findall(block):
         if cjk:
+            if len(cjk) <= _CJK_RUN_MAX:
+                runs.append(cjk)
+                tokens.append(None)
+                continue
             for i in range(0, len(cjk), _CJK_RUN_MAX):
                 runs.append(cjk[i : i + _CJK_RUN_MAX])
                 tokens.append(None)
