@@ -72,7 +72,7 @@ def clear_caches() -> None:
     from scrapy_simhash import _segment, fingerprint
 
     fingerprint._hash_cache.clear()
-    _segment._segment.cache_clear()
+    _segment.clear_cache()
     _vector_to_add.cache_clear()
 
 

@@ -1,4 +1,4 @@
-"""Text to a 64-bit Charikar simhash of weighted features.
+"""Text to a 64-bit fingerprint of weighted word features, compared by Hamming distance.
 
 Words are the features: runs of CJK characters are segmented with jieba, everything else is
 split into case-folded words. Stop words, punctuation and numbers are left out.
@@ -8,10 +8,21 @@ article weighs more than its tail. ``L`` is ``position_decay``, stretched for te
 than 300 words by ``(words / 300) ** decay_stretch``. A word's weight is ``tf ** tf_exponent``
 over those counts, so the article's repeated key terms outweigh single words, which is what
 edits touch (``use_idf`` multiplies by an inverse document frequency, which measured no
-better). The feature hash is BLAKE2b, so a fingerprint is the same in every process, on every
-platform and Python version. The weighted sum runs in numpy on integer weights, so no
-floating-point summation order can change a bit. ``bench/quality.py`` measures these choices
-(``docs/quality.md``).
+better). Only the ``max_features`` heaviest words are kept (the rest weigh next to nothing).
+
+The default sketch is a one-bit weighted minhash: each of the 64 bits is a race between the
+features, in which a feature with weight ``w`` draws an exponential time ``-ln(u) / w`` from
+its own hash and the bit's seed; the bit is one bit of the winner's hash. Two texts pick the
+same winner with probability equal to the probability-Jaccard similarity of their weight
+vectors, so they differ in a bit with probability ``(1 - J) / 2``: the expected distance grows
+linearly with the share of the weight that changed. Charikar's simhash (``sketch="simhash"``,
+version 1's sketch) grows only with its square root, which put 2%-edited copies and
+20%-edited pages too close together (``docs/quality.md``).
+
+The feature hash is BLAKE2b and the per-bit hashes are integer mixes of it, so a fingerprint
+is the same in every process, on every platform and Python version (the race compares
+floating-point times; platforms whose ``log`` differs in the last bit could only disagree on
+a race won by a margin of that size). ``bench/quality.py`` measures these choices.
 
 Fingerprints are a storage format: any change to what this module computes must bump
 :data:`FINGERPRINT_VERSION`, which the index stores and checks.
@@ -24,23 +35,30 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
+from itertools import filterfalse
+from typing import cast
 
 import numpy as np
 
-from ._lexicon import idf_weight, is_stop_word
-from ._segment import CJK_CHARS, segment_cjk
+from ._lexicon import STOP_WORDS, idf_weight, is_stop_word
+from ._segment import CJK_CHARS, segment_runs
 
 #: Names the algorithm (features, weights, hash). Stored in every index; an index built with
 #: another version refuses these fingerprints.
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2
 
 BITS = 64
 _MASK = (1 << BITS) - 1
+SKETCHES = ("minhash", "simhash")
+# One seed per bit of the minhash sketch: fixed, derived from a name rather than chosen.
+_SLOT_SEEDS = np.frombuffer(
+    hashlib.shake_256(b"scrapy_simhash minhash slot seeds").digest(8 * BITS), dtype=">u8"
+).astype(np.uint64)
+_BIT_INDEX = np.arange(BITS)
 
 # A token is a run of CJK ideographs/kana, or a run of other letters and digits.
-_TOKEN = re.compile(rf"(?P<cjk>[{CJK_CHARS}]+)|[^\W_{CJK_CHARS}]+(?:['\u2019][^\W_{CJK_CHARS}]+)*")
-_DIGITS = re.compile(r"\d+")
+# (findall gives (run, "") or ("", word) pairs)
+_TOKEN = re.compile(rf"([{CJK_CHARS}]+)|([^\W_{CJK_CHARS}]+(?:['\u2019][^\W_{CJK_CHARS}]+)*)")
 # Texts are read in blocks cut at white space or CJK punctuation, and CJK runs are cut at
 # this length before jieba (a page without punctuation would otherwise be one huge run).
 _BLOCK = 1 << 16
@@ -62,30 +80,79 @@ def feature_hash(feature: str) -> int:
     return h
 
 
+def feature_hashes(features: list[str]) -> np.ndarray:
+    """:func:`feature_hash` of each feature, as uint64."""
+    found = list(map(_hash_cache.get, features))
+    missing = [f for f, h in zip(features, found, strict=True) if h is None]
+    if missing:
+        for f in missing:
+            feature_hash(f)
+        found = list(map(_hash_cache.get, features))
+        if None in found:  # the cache was cleared on the way
+            found = [feature_hash(f) for f in features]
+    return np.array(found, dtype=np.uint64)
+
+
 def normalize(text: str) -> str:
     """NFKC, case-folded, whitespace collapsed: the form both hashes are computed on."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def words(text: str) -> Iterator[str]:
-    """The words of ``text`` in order, normalized, stop words and numbers included.
-
-    Lazy: the text is normalized and segmented a block at a time, so a caller that stops
-    early (``max_words``) does not pay for the rest of a huge text."""
+def _blocks(text: str) -> Iterator[str]:
+    """``text`` normalized a block at a time, each cut at white space or CJK punctuation."""
     start = 0
     while start < len(text):
         end = min(len(text), start + _BLOCK)
         if end < len(text):
             cut = max(text.rfind(c, start, end) for c in _BREAKS)
             end = cut + 1 if cut > start else end
-        for match in _TOKEN.finditer(normalize(text[start:end])):
-            token = match.group()
-            if match.lastgroup == "cjk":
-                for i in range(0, len(token), _CJK_RUN_MAX):
-                    yield from segment_cjk(token[i : i + _CJK_RUN_MAX])
-            else:
-                yield token
+        yield normalize(text[start:end])
         start = end
+
+
+def _is_content(token: str) -> bool:
+    return not is_stop_word(token) and not token.isdecimal()  # isdecimal: all of \d
+
+
+def _block_words(block: str, content: bool) -> list[str]:
+    """The words of a normalized block in order (only content words if ``content``).
+
+    All the CJK runs of the block are segmented in one call; a CJK word is a stop word only
+    by the list (all its characters are CJK, never digits)."""
+    runs: list[str] = []
+    tokens: list[str | None] = []  # None: the next run's words go here
+    for cjk, other in _TOKEN.findall(block):
+        if cjk:
+            if len(cjk) <= _CJK_RUN_MAX:
+                runs.append(cjk)
+                tokens.append(None)
+                continue
+            for i in range(0, len(cjk), _CJK_RUN_MAX):
+                runs.append(cjk[i : i + _CJK_RUN_MAX])
+                tokens.append(None)
+        elif not content or _is_content(other):
+            tokens.append(other)
+    if not runs:
+        return cast(list[str], tokens)  # no None without runs
+    segmented = iter(segment_runs(runs))
+    out: list[str] = []
+    for token in tokens:
+        if token is not None:
+            out.append(token)
+        elif content:
+            out += filterfalse(STOP_WORDS.__contains__, next(segmented))
+        else:
+            out += next(segmented)
+    return out
+
+
+def words(text: str) -> Iterator[str]:
+    """The words of ``text`` in order, normalized, stop words and numbers included.
+
+    Lazy: the text is normalized and segmented a block at a time, so a caller that stops
+    early does not pay for the rest of a huge text."""
+    for block in _blocks(text):
+        yield from _block_words(block, content=False)
 
 
 def hamming(a: int, b: int) -> int:
@@ -110,24 +177,53 @@ def _simhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
     return int.from_bytes(np.packbits(totals > 0).tobytes(), "big")
 
 
+def _mix(x: np.ndarray) -> np.ndarray:
+    """A bijective 64-bit integer mix (the splitmix64 finalizer), element-wise on uint64."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _minhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
+    """One-bit weighted minhash: for each bit, every feature draws an exponential time
+    ``-ln(u) / weight`` (``u`` from its hash and the bit's seed); the first to arrive wins,
+    and the bit is the lowest bit of the winner's mixed hash (independent of ``u``, which
+    comes from the top 53 bits). ``weights`` float64, all > 0."""
+    if hashes.size == 0:
+        return 0
+    mixed = _mix(hashes[:, None] ^ _SLOT_SEEDS[None, :])
+    u = ((mixed >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+    # the latest arrival in log(u) / w is the earliest in -ln(u) / w
+    winners = np.argmax(np.log(u) / weights[:, None], axis=0)
+    bits = (mixed[winners, _BIT_INDEX] & np.uint64(1)).astype(np.uint8)
+    return int.from_bytes(np.packbits(bits).tobytes(), "big")
+
+
 @dataclass(frozen=True)
 class Fingerprinter:
-    """Turns text into a simhash, with the options that decide the features and weights.
+    """Turns text into a 64-bit fingerprint, with the options that decide the features,
+    their weights and the sketch.
 
     ``min_words`` is the number of content words (stop words and numbers left out) below
     which a text is too short to fingerprint: such texts give few features, and their
     fingerprints would match unrelated short pages. Callers should skip them
     (:meth:`fingerprint` returns ``None``).
+
+    ``sketch`` is ``"minhash"`` (the default, version 2) or ``"simhash"`` (Charikar's, the
+    sketch of version 1; ``Fingerprinter(sketch="simhash", position_decay=150,
+    decay_stretch=0.75, max_features=None)`` computes version 1's fingerprints).
     """
 
     min_words: int = 20
     max_words: int = 20_000
     tf_exponent: float = 1.25
-    position_decay: float | None = 150.0
+    position_decay: float | None = 90.0
     decay_power: float = 2.0
-    decay_stretch: float = 0.75
+    decay_stretch: float = 0.5
     use_idf: bool = False
     weight_scale: int = 1000
+    sketch: str = "minhash"
+    max_features: int | None = 512
 
     def __post_init__(self) -> None:
         if self.min_words < 1:
@@ -138,39 +234,55 @@ class Fingerprinter:
             raise ValueError(f"tf_exponent must be in [0, 3], got {self.tf_exponent}")
         if self.position_decay is not None and self.position_decay <= 0:
             raise ValueError(f"position_decay must be > 0 or None, got {self.position_decay}")
+        if self.sketch not in SKETCHES:
+            raise ValueError(f"sketch must be one of {SKETCHES}, got {self.sketch!r}")
+        if self.max_features is not None and self.max_features < 1:
+            raise ValueError(f"max_features must be >= 1 or None, got {self.max_features}")
 
     def content_words(self, text: str) -> list[str]:
         """The words that make features, in order: no stop words, no numbers, at most
         ``max_words`` (the tail of a huge text weighs next to nothing, and this bounds the
         work on a 10 MB page)."""
-        found = (w for w in words(text) if not is_stop_word(w) and not _DIGITS.fullmatch(w))
-        return list(islice(found, self.max_words))
+        found: list[str] = []
+        for block in _blocks(text):
+            found += _block_words(block, content=True)
+            if len(found) >= self.max_words:
+                return found[: self.max_words]
+        return found
 
     def features(self, text: str | Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Feature hashes (uint64) and their integer weights (int64)."""
+        """Feature hashes (uint64) and their weights (float64, > 0), at most
+        ``max_features`` of them, heaviest first when some were left out."""
         tokens = self.content_words(text) if isinstance(text, str) else list(text)
         if not tokens:
-            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
-        index: dict[str, int] = {}
-        ids = np.fromiter(
-            (index.setdefault(w, len(index)) for w in tokens), dtype=np.intp, count=len(tokens)
-        )
+            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.float64)
+        distinct = list(dict.fromkeys(tokens))
+        index = dict(zip(distinct, range(len(distinct)), strict=True))
+        ids = np.fromiter(map(index.__getitem__, tokens), dtype=np.intp, count=len(tokens))
         if self.position_decay is None:
             tf = np.bincount(ids).astype(np.float64)
         else:
             scale = self.position_decay * max(1.0, len(tokens) / 300.0) ** self.decay_stretch
             at = (1.0 + np.arange(len(tokens), dtype=np.float64) / scale) ** -self.decay_power
             tf = np.bincount(ids, weights=at)
-        hashes = np.fromiter((feature_hash(w) for w in index), dtype=np.uint64, count=len(index))
         weights = tf**self.tf_exponent
         if self.use_idf:
-            idf = np.fromiter((idf_weight(w) for w in index), dtype=np.float64, count=len(index))
+            idf = np.fromiter(map(idf_weight, distinct), dtype=np.float64, count=len(distinct))
             weights *= idf
-        return hashes, np.rint(weights * self.weight_scale).astype(np.int64)
+        if self.max_features is not None and len(weights) > self.max_features:
+            keep = np.argsort(-weights, kind="stable")[: self.max_features]
+            weights = weights[keep]
+            distinct = [distinct[i] for i in keep.tolist()]
+        return feature_hashes(distinct), weights
+
+    def _sketch(self, hashes: np.ndarray, weights: np.ndarray) -> int:
+        if self.sketch == "simhash":
+            return _simhash_from(hashes, np.rint(weights * self.weight_scale).astype(np.int64))
+        return _minhash_from(hashes, weights)
 
     def simhash(self, text: str) -> int:
         """The 64-bit fingerprint of ``text`` (0 for a text without content words)."""
-        return _simhash_from(*self.features(text))
+        return self._sketch(*self.features(text))
 
     def is_too_short(self, text: str) -> bool:
         return len(self.content_words(text)) < self.min_words
@@ -180,7 +292,7 @@ class Fingerprinter:
         tokens = self.content_words(text)
         if len(tokens) < self.min_words:
             return None
-        return _simhash_from(*self.features(tokens))
+        return self._sketch(*self.features(tokens))
 
 
 DEFAULT_FINGERPRINTER = Fingerprinter()

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -43,8 +45,17 @@ GOLDEN = {
         "en": 0xFA95F3FD4EAE5FD2,
         "zh": 0x215E702639212E8C,
         "mix": 0x79669E6339923FB9,
-    }
+    },
+    2: {
+        "en": 0x545988D2AA7D51E0,
+        "zh": 0xDEC886DA18B7271C,
+        "mix": 0xB95CC97D5AAB2FEA,
+    },
 }
+# Version 1's options: Charikar's simhash, position decay 150 stretched by (N/300)^0.75.
+VERSION_1 = Fingerprinter(
+    sketch="simhash", position_decay=150, decay_stretch=0.75, max_features=None
+)
 
 
 def test_golden_values() -> None:
@@ -52,6 +63,14 @@ def test_golden_values() -> None:
     assert simhash(EN) == golden["en"]
     assert simhash(ZH) == golden["zh"]
     assert simhash(MIX) == golden["mix"]
+
+
+def test_version_1_fingerprints_are_still_computable() -> None:
+    """The options of version 1 give its fingerprints, so its choices stay measurable."""
+    golden = GOLDEN[1]
+    assert VERSION_1.simhash(EN) == golden["en"]
+    assert VERSION_1.simhash(ZH) == golden["zh"]
+    assert VERSION_1.simhash(MIX) == golden["mix"]
 
 
 def test_stable_across_processes() -> None:
@@ -174,6 +193,59 @@ def test_invalid_options_are_refused() -> None:
         Fingerprinter(position_decay=-1)
     with pytest.raises(ValueError, match="tf_exponent"):
         Fingerprinter(tf_exponent=9)
+    with pytest.raises(ValueError, match="sketch"):
+        Fingerprinter(sketch="md5")
+    with pytest.raises(ValueError, match="max_features"):
+        Fingerprinter(max_features=0)
+
+
+def test_max_features_keeps_the_heaviest_words() -> None:
+    hashes, weights = Fingerprinter().features(LONG_EN)
+    assert len(hashes) == len(weights) > 40
+    assert weights.dtype == np.float64 and (weights > 0).all()
+    few_hashes, few_weights = Fingerprinter(max_features=10).features(LONG_EN)
+    assert len(few_hashes) == 10
+    assert sorted(few_weights.tolist(), reverse=True) == sorted(weights.tolist(), reverse=True)[:10]
+    assert set(few_hashes.tolist()) <= set(hashes.tolist())
+    # every feature has a weight, so the number of features changes the fingerprint
+    assert Fingerprinter(max_features=10).simhash(LONG_EN) != simhash(LONG_EN)
+
+
+def _synthetic_article(rng: random.Random, n: int) -> list[str]:
+    """``n`` words of a made-up language, Zipf-distributed like the words of an article."""
+    syllables = [c + v for c in "bcdfgklmnprstvz" for v in "aeiou"]
+    vocab = ["".join(rng.choices(syllables, k=3)) for _ in range(2000)]
+    return rng.choices(vocab, weights=[1 / (r + 1) for r in range(len(vocab))], k=n)
+
+
+def _edited(rng: random.Random, article: list[str], share: float) -> str:
+    out = list(article)
+    for i in sorted(rng.sample(range(len(out)), round(share * len(out))), reverse=True):
+        out[i] = "zz" + str(rng.randrange(10**6)) + "q"
+    return " ".join(out)
+
+
+def _share_within_3(fp: Fingerprinter, share: float, trials: int = 60) -> float:
+    rng = random.Random(20261121)
+    near = 0
+    for _ in range(trials):
+        article = _synthetic_article(rng, 400)
+        a, b = fp.simhash(" ".join(article)), fp.simhash(_edited(rng, article, share))
+        near += hamming(a, b) <= 3
+    return near / trials
+
+
+def test_small_edits_stay_near_and_large_edits_go_far() -> None:
+    """The minhash sketch's distance grows with the share of words edited (not its square
+    root): 1%-edited copies within 3 bits, 20%-edited texts beyond. Charikar's simhash,
+    version 1's sketch, cannot separate them as well on the same texts."""
+    fp = Fingerprinter()
+    assert _share_within_3(fp, 0.01) >= 0.95
+    assert _share_within_3(fp, 0.02) >= 0.85
+    assert _share_within_3(fp, 0.20) <= 0.05
+    v1_gap = _share_within_3(VERSION_1, 0.02) - _share_within_3(VERSION_1, 0.20)
+    v2_gap = _share_within_3(fp, 0.02) - _share_within_3(fp, 0.20)
+    assert v2_gap > v1_gap
 
 
 def test_text_signature_is_exact_on_normalized_text() -> None:
@@ -202,6 +274,20 @@ def test_hamming_counts_flipped_bits(a: int, bits: set[int]) -> None:
     assert hamming(a, b) == len(bits)
 
 
+RUNS = [
+    "国家气象中心周一发布消息",
+    "预计本周末北方大部分地区将迎来明显降温和降雪天气",
+    "北京大学的学生在图书馆认真学习人工智能课程",
+    "南京市长江大桥",
+    "中华人民共和国中央人民政府今天成立了",  # a 13-character word: the dictionary walk
+    "结婚的和尚未结婚的",
+    "乒乓球拍卖完了",
+    "他说的确实在理",
+    "我",
+    "工信处女干事每月经过下属科室都要亲口交代",
+]
+
+
 def test_segmentation_is_jiebas() -> None:
     """Our segmentation gives the words jieba's own cut gives (without its HMM guesses)."""
     import jieba
@@ -209,10 +295,44 @@ def test_segmentation_is_jiebas() -> None:
     from scrapy_simhash._segment import segment_cjk
 
     tok = jieba.Tokenizer()
-    for run in [
-        "国家气象中心周一发布消息",
-        "预计本周末北方大部分地区将迎来明显降温和降雪天气",
-        "北京大学的学生在图书馆认真学习人工智能课程",
-        "南京市长江大桥",
-    ]:
+    for run in RUNS:
         assert list(segment_cjk(run)) == tok.lcut(run, HMM=False)
+    assert segment_cjk("中华人民共和国中央人民政府今天成立了")[0] == "中华人民共和国中央人民政府"
+
+
+def test_runs_segmented_together_are_segmented_alone() -> None:
+    """Runs segmented in one call (joined internally) give each run's own words: no word
+    crosses from one run into the next, whatever the order, repeats or cache."""
+    import jieba
+
+    from scrapy_simhash._segment import clear_cache, segment_runs
+
+    tok = jieba.Tokenizer()
+    runs = [*RUNS, "南京", "市长", "江大桥", "", *reversed(RUNS)]
+    alone = [tuple(tok.lcut(r, HMM=False)) if r else () for r in runs]
+    clear_cache()
+    assert segment_runs(runs) == alone
+    assert segment_runs(runs) == alone  # from the cache
+    clear_cache()
+    assert segment_runs(runs[5:]) == alone[5:]
+    # kana and rare ideographs (jieba's own cut splits them off first): unknown characters
+    # are words of one character
+    assert segment_runs(["カタカナ中国", "𠀀𠀁北京"]) == [
+        ("カ", "タ", "カ", "ナ", "中国"),
+        ("𠀀", "𠀁", "北京"),
+    ]
+
+
+def test_words_keep_the_order_of_the_text_across_scripts() -> None:
+    assert list(words(MIX))[:10] == [
+        "小米",
+        "公司",
+        "今天",
+        "发布",
+        "了",
+        "新款",
+        "xiaomi",
+        "15",
+        "智能手机",
+        "搭载",
+    ]
