@@ -8,6 +8,7 @@ import random
 import pytest
 
 from scrapy_simhash._layout import build_layout, choose_layout
+from scrapy_simhash._records import choose_key_bytes
 from scrapy_simhash.fingerprint import FINGERPRINT_VERSION
 from scrapy_simhash.index import FORMAT_VERSION, IndexMismatchError, Match, SimhashIndex
 
@@ -249,6 +250,7 @@ def test_reopen_keeps_parameters_and_refuses_mismatches(tmp_path):
     [
         (b"fingerprint_version", b"999", "fingerprint_version=999"),
         (b"format_version", b"999", "format_version=999"),
+        (b"format_version", b"1", r"format_version=1, not 2 \(this code's format\)"),
     ],
 )
 def test_other_versions_are_refused(tmp_path, meta_key, value, what):
@@ -329,6 +331,19 @@ def test_every_supported_k_finds_its_neighbours(tmp_path, k):
         ix.insert(flip(base, *rng.sample(range(64), k)), "at-k")
         ix.insert(flip(base, *rng.sample(range(64), k + 1)), "beyond")
         assert [m.key for m in ix.query(base)] == (["at-k", "base"] if k == 0 else ["base", "at-k"])
+
+
+def test_bucket_key_width_follows_the_expected_size(tmp_path):
+    widths = {}
+    for size in (100, 10**6, 10**7, 10**8):
+        with SimhashIndex(tmp_path / str(size), expected_size=size) as ix:
+            widths[size] = ix.stats()["bucket_key_bytes"]
+            ix.insert(5, "a")
+        with SimhashIndex(tmp_path / str(size), expected_size=10) as ix:
+            assert ix.stats()["bucket_key_bytes"] == widths[size]  # stored, not chosen again
+            assert [m.key for m in ix.query(5)] == ["a"]
+    assert widths == {100: 1, 10**6: 2, 10**7: 2, 10**8: 3}
+    assert choose_key_bytes(10**9, 7) == 1  # never wider than the narrowest prefix
 
 
 def test_layout_choice_follows_the_paper():
