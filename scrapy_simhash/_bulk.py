@@ -157,7 +157,10 @@ def prepare(items: Iterable[tuple[int, str, dict[str, Any]]], now: float) -> Pre
 def links(fingerprints: np.ndarray, id_rows: np.ndarray) -> Iterator[tuple[bytes, bytes]]:
     """(8-byte fingerprint, document id) entries in ascending order, for ``putmulti``; the
     ids (rows of 16 bytes) must be in ascending order."""
-    order = np.argsort(fingerprints, kind="stable")  # equal fingerprints: by document id
+    order = np.argsort(fingerprints)
+    ordered = fingerprints[order]
+    if (ordered[1:] == ordered[:-1]).any():  # shared fingerprints: by document id
+        order = np.argsort(fingerprints, kind="stable")
     rows = np.empty((len(order), 24), dtype=np.uint8)
     rows[:, :8] = fingerprints[order].astype(">u8").view(np.uint8).reshape(-1, 8)
     rows[:, 8:] = id_rows[order]
@@ -208,3 +211,77 @@ def bucket_values(entries: Iterable[tuple[bytes, bytes]], codec: Buckets) -> np.
     rows[:, : codec.key_bytes] = np.repeat(key_rows, counts, axis=0)
     rows[:, codec.key_bytes :] = np.frombuffer(b"".join(buckets), dtype=np.uint8).reshape(-1, w)
     return rows.view(">u8").ravel().astype(np.uint64)
+
+
+class Pending:
+    """Fingerprints new to the index whose table entries wait for the end of a batch
+    transaction (then written sorted, a bucket at a time), searched by brute force meanwhile.
+
+    Changes made since :meth:`begin` are undone by :meth:`rollback` (an operation that
+    failed) or kept by :meth:`keep`.
+    """
+
+    def __init__(self) -> None:
+        self._slot: dict[int, int] = {}  # fingerprint -> index in _values
+        self._values = np.zeros(64, dtype=np.uint64)
+        self._journal: list[tuple[int, bool]] | None = None
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def _put(self, fp: int) -> None:
+        n = len(self._slot)
+        if n == self._values.size:
+            self._values = np.concatenate([self._values, np.zeros(n, dtype=np.uint64)])
+        self._values[n] = fp
+        self._slot[fp] = n
+
+    def _drop(self, fp: int) -> None:
+        at = self._slot.pop(fp)
+        last = len(self._slot)
+        if at != last:  # the last value moves into the freed slot
+            moved = int(self._values[last])
+            self._values[at] = moved
+            self._slot[moved] = at
+
+    def add(self, fp: int) -> None:
+        if fp not in self._slot:
+            self._put(fp)
+            if self._journal is not None:
+                self._journal.append((fp, True))
+
+    def discard(self, fp: int) -> bool:
+        """Forget ``fp``; False if it was not pending."""
+        if fp not in self._slot:
+            return False
+        self._drop(fp)
+        if self._journal is not None:
+            self._journal.append((fp, False))
+        return True
+
+    def begin(self) -> None:
+        self._journal = []
+
+    def keep(self) -> None:
+        self._journal = None
+
+    def rollback(self) -> None:
+        journal, self._journal = self._journal or [], None
+        for fp, added in reversed(journal):
+            if added:
+                self._drop(fp)
+            else:
+                self._put(fp)
+
+    def take(self) -> np.ndarray:
+        """Every pending fingerprint; none is pending afterwards."""
+        values = self._values[: len(self._slot)].copy()
+        self._slot.clear()
+        return values
+
+    def near(self, query: int, k: int) -> list[tuple[int, int]]:
+        """(fingerprint, distance) of the pending fingerprints within ``k`` of ``query``."""
+        values = self._values[: len(self._slot)]
+        distance = np.bitwise_count(values ^ np.uint64(query))
+        hits = np.flatnonzero(distance <= k)
+        return list(zip(values[hits].tolist(), distance[hits].tolist(), strict=True))

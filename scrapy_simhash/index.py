@@ -35,6 +35,7 @@ import numpy as np
 
 from . import _lmdb
 from ._bulk import (
+    Pending,
     Prepared,
     bucket_entries,
     bucket_values,
@@ -74,6 +75,8 @@ _DOCS = b"docs"
 _FPS = b"fps"
 _COUNT = b"fingerprints"
 _CHUNK = 1000  # entries per read transaction when streaming
+_PENDING_MAX = 4096  # held-back table entries written before a batch commits
+_FEW = 20_000  # new fingerprints bisected into their buckets; more are merged with numpy
 
 
 class IndexMismatchError(ValueError):
@@ -149,6 +152,7 @@ class SimhashIndex:
         self._batch: lmdb.Transaction | None = None
         self._batch_ops = 0
         self._batch_size = 0
+        self._pending = Pending()
         self._queries = 0
         self._candidates = 0
         self._shared = _lmdb.acquire(self.path, self.readonly, map_size)
@@ -264,6 +268,7 @@ class SimhashIndex:
         if self._shared.stale:  # forked: never touch the parent's environment
             logger.debug("reopening index %s after fork", self.path)
             self._batch = None
+            self._pending.take()
             self._shared = _lmdb.acquire(self.path, self.readonly, _lmdb.DEFAULT_MAP_SIZE)
             self._open_dbs()
         return self._shared.env
@@ -284,16 +289,44 @@ class SimhashIndex:
             raise ValueError(f"index {self.path!r} is open read-only")
         if self._batch is not None:
             # A nested transaction per operation: one that fails leaves the batch untouched.
-            with env.begin(write=True, parent=self._batch) as txn:
-                yield txn
+            self._pending.begin()
+            try:
+                with env.begin(write=True, parent=self._batch) as txn:
+                    yield txn
+            except BaseException:
+                self._pending.rollback()
+                raise
+            self._pending.keep()
             self._batch_ops += 1
             if self._batch_ops >= self._batch_size:
-                self._batch.commit()
-                self._batch = env.begin(write=True)
-                self._batch_ops = 0
+                self._commit_batch(env)
+            elif len(self._pending) >= _PENDING_MAX:
+                self._flush()
             return
         with env.begin(write=True) as txn:
             yield txn
+
+    def _flush(self) -> None:
+        """Write the pending table entries into the batch transaction (an LMDB error there
+        rolls back the whole uncommitted batch, as its documents lack their entries)."""
+        if not len(self._pending):
+            return
+        assert self._batch is not None
+        try:
+            self._put_tables(self._batch, self._pending.take())
+        except lmdb.Error:
+            self._batch.abort()
+            self._batch = self._env().begin(write=True)
+            self._batch_ops = 0
+            raise
+
+    def _commit_batch(self, env: lmdb.Environment | None) -> None:
+        """Flush and commit the batch transaction; begin the next one if ``env`` is given."""
+        assert self._batch is not None
+        self._flush()
+        self._batch.commit()
+        self._batch = None if env is None else env.begin(write=True)
+        self._batch_ops = 0
 
     @contextmanager
     def batch(self, commit_every: int = 1000) -> Iterator[SimhashIndex]:
@@ -304,6 +337,11 @@ class SimhashIndex:
         a batch transaction is open, so keep blocks short-lived. Each operation is atomic (a
         nested transaction); when the block raises, the operations done so far are committed,
         except after an LMDB error, which rolls back those not committed yet.
+
+        The table entries of fingerprints new to the index are held back until the
+        transaction commits and then written sorted, a bucket at a time (queries in the block
+        meanwhile search them by brute force): random single inserts would otherwise rewrite
+        a bucket per table each.
         """
         if commit_every < 1:
             raise ValueError(f"commit_every must be >= 1, got {commit_every}")
@@ -323,13 +361,14 @@ class SimhashIndex:
             raise
         except BaseException:
             if self._batch is not None:
-                self._batch.commit()
+                self._commit_batch(None)
             raise
         else:
             if self._batch is not None:
-                self._batch.commit()
+                self._commit_batch(None)
         finally:
             self._batch = None
+            self._pending.take()
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -339,6 +378,9 @@ class SimhashIndex:
         txn.put(_COUNT, str(count).encode(), db=self._meta)
 
     def _add_to_tables(self, txn: lmdb.Transaction, fingerprint: int) -> None:
+        if self._batch is not None:
+            self._pending.add(fingerprint)
+            return
         split, added = self._codec.split, self._codec.added
         for plan, db in zip(self._plans, self._tables, strict=True):
             key, value = split(plan.forward(fingerprint))
@@ -348,6 +390,8 @@ class SimhashIndex:
         self._count(txn, 1)
 
     def _remove_from_tables(self, txn: lmdb.Transaction, fingerprint: int) -> None:
+        if self._batch is not None and self._pending.discard(fingerprint):
+            return
         split, removed = self._codec.split, self._codec.removed
         for plan, db in zip(self._plans, self._tables, strict=True):
             key, value = split(plan.forward(fingerprint))
@@ -477,24 +521,46 @@ class SimhashIndex:
         self._put_tables(txn, np.concatenate([np.array(new_fps, dtype=np.uint64), new]))
 
     def _put_tables(self, txn: lmdb.Transaction, fingerprints: np.ndarray) -> None:
-        """Add fingerprints new to the index to every table: one write per bucket."""
+        """Add fingerprints new to the index to every table, sorted: each bucket touched is
+        written once."""
         if not fingerprints.size:
             return
+        if fingerprints.size <= _FEW:
+            self._insert_sorted(txn, fingerprints.tolist())
+        else:
+            self._merge_sorted(txn, fingerprints)
+        self._count(txn, int(fingerprints.size))
+
+    def _insert_sorted(self, txn: lmdb.Transaction, fingerprints: list[int]) -> None:
+        """A few fingerprints: bisected into their buckets, one bucket after the other."""
+        codec = self._codec
+        shift, added = codec.shift, codec.added
+        for plan, db in zip(self._plans, self._tables, strict=True):
+            permuted = sorted(map(plan.forward, fingerprints))
+            i = 0
+            while i < len(permuted):
+                high = permuted[i] >> shift
+                key = high.to_bytes(codec.key_bytes, "big")
+                bucket = txn.get(key, db=db)
+                while i < len(permuted) and permuted[i] >> shift == high:
+                    bucket = added(bucket, permuted[i] & codec.value_mask) or bucket
+                    i += 1
+                txn.put(key, bucket, db=db)
+
+    def _merge_sorted(self, txn: lmdb.Transaction, fingerprints: np.ndarray) -> None:
+        """Many fingerprints: each table's new entries sorted with numpy, merged with the
+        buckets they fall in, and the buckets written in key order."""
         codec = self._codec
         for plan, db in zip(self._plans, self._tables, strict=True):
             permuted = np.sort(plan.forward_np(fingerprints))
-            append = True
             with txn.cursor(db) as cur:
                 if cur.last():
-                    last = int.from_bytes(cur.key(), "big")
-                    first = int(permuted[0] >> np.uint64(codec.shift))
-                    append = first > last
-                    if not append:
-                        permuted = self._merge_buckets(txn, db, permuted)
+                    permuted = self._merge_buckets(txn, db, permuted)
                 entries = bucket_entries(permuted, codec)
-                added = cur.putmulti(entries, append=append)
+                # Not appended: pages split half full leave room for later single inserts
+                # (a full page splits on the next one, writing two pages and its parent).
+                added = cur.putmulti(entries)
             _check_added(added, len(entries), "table")
-        self._count(txn, int(fingerprints.size))
 
     def _merge_buckets(self, txn: lmdb.Transaction, db: Any, permuted: np.ndarray) -> np.ndarray:
         """Sorted ``permuted`` values together with those already in the buckets they fall in
@@ -570,6 +636,8 @@ class SimhashIndex:
                         distance = (v ^ permuted).bit_count()
                         if distance <= k:
                             found[plan.inverse(v)] = distance
+        if len(self._pending):
+            found.update(self._pending.near(query, k))
         self._queries += 1
         self._candidates += scanned
         return found
@@ -770,6 +838,8 @@ class SimhashIndex:
         ``newest_seen`` take a scan of the documents, made only with ``seen`` and up to
         100,000 entries (otherwise ``None``)."""
         env = self._env()
+        if self._batch is not None:
+            self._flush()
         with self._read() as txn:
             entries = int(txn.stat(self._docs)["entries"])
             fingerprints = int(txn.get(_COUNT, b"0", db=self._meta))
@@ -810,6 +880,8 @@ class SimhashIndex:
         every link has its document, and every table holds exactly the linked fingerprints.
         Runs in one read transaction."""
         problems: list[str] = []
+        if self._batch is not None:
+            self._flush()
         with self._read() as txn:
             linked: set[int] = set()
             links = 0
@@ -882,6 +954,7 @@ class SimhashIndex:
         if self._batch is not None and not self._shared.stale:
             self._batch.abort()
         self._batch = None
+        self._pending.take()
         _lmdb.release(self._shared)
 
     def __enter__(self) -> SimhashIndex:

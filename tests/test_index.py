@@ -383,3 +383,26 @@ def test_create_false_opens_an_existing_index_and_never_makes_one(tmp_path):
     with SimhashIndex(tmp_path / "idx", create=False) as index:
         index.insert(2, "b")
         assert len(index) == 2
+
+
+def test_batch_holds_back_table_entries_and_rolls_back_failed_operations(index):
+    with index.batch(commit_every=1000):
+        index.insert(0xABCD << 40, "a")
+        assert [m.key for m in index.query(0xABCD << 40 | 1)] == ["a"]  # held back, found
+        assert index.stats()["fingerprints"] == 1  # stats write the held-back entries first
+        assert index.verify() == []
+        index.insert(0x1234 << 40, "b")
+        with pytest.raises(TypeError, match="record"):
+            index.insert_many([(0x5555 << 40, "c", {}), (0x7777 << 40, "b", {"x": object()})])
+        assert index.query(0x5555 << 40) == []
+        with pytest.raises(TypeError, match="JSON"):  # fails after its first item was stored
+            index.check_and_insert_many([(0x6666 << 40, "d", {}), (0x9999 << 40, "e", {"x": {1}})])
+        assert index.query(0x6666 << 40) == [] and "d" not in index
+        index.insert(0x4321 << 40, "b")  # reinserted: its old fingerprint is dropped unwritten
+        assert index.query(0x1234 << 40) == []
+        assert index.remove("a")
+        assert index.query(0xABCD << 40) == []
+    assert sorted(index.keys()) == ["b"]
+    assert [m.key for m in index.query(0x4321 << 40)] == ["b"]
+    assert index.stats()["fingerprints"] == 1
+    assert index.verify() == []
