@@ -367,6 +367,8 @@ class SimhashIndex:
             if self._batch is not None:
                 self._commit_batch(None)
         finally:
+            if self._batch is not None:  # left open only by an LMDB error at the end
+                self._batch.abort()
             self._batch = None
             self._pending.take()
 
@@ -468,9 +470,10 @@ class SimhashIndex:
         """Store many ``(fingerprint, key, record)`` in one write transaction (the last of
         repeated keys wins); returns how many items were read.
 
-        New keys are written sorted per database and table entries sorted per table (appended
-        without comparisons into an empty index): the fast path for a bulk import. Keys
-        already stored are replaced as by :meth:`insert`.
+        New keys are written sorted (appended without comparisons into an empty index), and
+        each table's buckets are written once each, in order: the fast path for a bulk import.
+        Keys already stored are replaced as by :meth:`insert`. The garbage collector is paused
+        during the call.
         """
         with gc_paused():
             batch = prepare(items, time.time())
@@ -566,7 +569,7 @@ class SimhashIndex:
         """Sorted ``permuted`` values together with those already in the buckets they fall in
         (a bucket is rewritten whole)."""
         codec = self._codec
-        keys = np.unique(permuted >> np.uint64(codec.shift))
+        keys = distinct(permuted >> np.uint64(codec.shift))
         width = codec.key_bytes
         raw = keys.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - width :]
         old = []
