@@ -7,7 +7,7 @@ side by side, in one run:
 * warm query p50 / p99 of our index, of numpy brute force (XOR + popcount over all N), and of
   the ``simhash`` package's in-memory ``SimhashIndex`` (at --simhash-size, 10^6 by default);
 * inserts per second: bulk (``insert_many`` into an empty index) and one by one with batched
-  commits (``batch(commit_every=...)``) into the full index;
+  commits (``batch(commit_every=...)``, for each size given) into the full index;
 * bytes on disk per fingerprint, and per fingerprint per table;
 * batch mode: all near-duplicate pairs among the stored fingerprints (``pairs()``).
 
@@ -112,13 +112,14 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
         row["brute_p50_us"] = percentile(bf, 50)
         row["brute_p99_us"] = percentile(bf, 99)
 
-        extra = rng.integers(0, 2**64, size=args.inserts, dtype=np.uint64).tolist()
-        start = time.perf_counter()
-        with ix.batch(commit_every=args.commit_every):
-            for i, fp in enumerate(extra):
-                ix.insert(fp, f"https://example.com/new/{i}")
-        row["insert_per_s"] = args.inserts / (time.perf_counter() - start)
-        print(f"  N={n:.0e}: queries and {args.inserts} single inserts done", flush=True)
+        for commit_every in args.commit_every:
+            extra = rng.integers(0, 2**64, size=args.inserts, dtype=np.uint64).tolist()
+            start = time.perf_counter()
+            with ix.batch(commit_every=commit_every):
+                for i, fp in enumerate(extra):
+                    ix.insert(fp, f"https://example.com/new/{commit_every}/{i}")
+            row[f"insert_per_s_{commit_every}"] = args.inserts / (time.perf_counter() - start)
+            print(f"  N={n:.0e}: single inserts, commits of {commit_every}", flush=True)
 
         stats = ix.stats()
         row["bytes_per_fp"] = stats["bytes_on_disk"] / stats["entries"]
@@ -201,7 +202,10 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
         ("query p99 (us), simhash.SimhashIndex in memory", "peer_p99_us", 1),
         ("build/s, simhash.SimhashIndex", "peer_build_per_s", 0),
         ("bulk insert_many /s (empty index)", "bulk_per_s", 0),
-        (f"single inserts /s (commit every {args.commit_every})", "insert_per_s", 0),
+        *(
+            (f"single inserts /s (commit every {c})", f"insert_per_s_{c}", 0)
+            for c in args.commit_every
+        ),
         ("bytes on disk per fingerprint (all dbs)", "bytes_per_fp", 1),
         ("  ... per fingerprint per table", "bytes_per_fp_table", 1),
         ("table pages per fingerprint per table", "table_bytes_per_fp_table", 1),
@@ -232,7 +236,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--brute-queries", type=int, default=100)
     parser.add_argument("--inserts", type=int, default=50_000)
-    parser.add_argument("--commit-every", type=int, default=1000)
+    parser.add_argument(
+        "--commit-every",
+        default="1000",
+        help="comma-separated batch(commit_every=...) sizes, each timed on --inserts new inserts",
+    )
     parser.add_argument(
         "--simhash-size",
         type=float,
@@ -251,6 +259,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     args.simhash_size = int(args.simhash_size)
+    args.commit_every = [int(c) for c in args.commit_every.split(",")]
     args.pairs_max = int(args.pairs_max)
     own_dir = args.data_dir is None
     if own_dir:

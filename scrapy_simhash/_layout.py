@@ -116,12 +116,14 @@ def _compile(moves: list[tuple[int, int, int]]) -> Callable[[int], int]:
 def _apply_np(moves: list[tuple[int, int, int]], values: np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=np.uint64)
     out = np.zeros_like(values)
+    part = np.empty_like(values)  # one scratch array, reused by every run
     for src, w, dst in moves:
-        part = values & np.uint64(((1 << w) - 1) << src)
+        np.bitwise_and(values, np.uint64(((1 << w) - 1) << src), out=part)
         if dst >= src:
-            out |= part << np.uint64(dst - src)
+            np.left_shift(part, np.uint64(dst - src), out=part)
         else:
-            out |= part >> np.uint64(src - dst)
+            np.right_shift(part, np.uint64(src - dst), out=part)
+        out |= part
     return out
 
 

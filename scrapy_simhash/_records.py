@@ -4,7 +4,10 @@
   length (URLs beyond LMDB's 511-byte key limit) fit; the full key is kept in the record;
 * a document record is ``fingerprint (8) | first seen (float64) | key length (4) | key |
   JSON of the caller's record`` (empty when the record is empty);
-* a table entry is a 2-byte bucket key (top 16 permuted bits) and a 6-byte value (low 48).
+* a table holds one LMDB entry per *bucket*: the top ``key_bytes`` bytes of permuted
+  fingerprints as the key, and as the value the other ``8 - key_bytes`` bytes of every
+  permuted fingerprint in the bucket, concatenated in ascending order (a sorted run of
+  fixed-width big-endian numbers, searched by bisection).
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from typing import Any
 
 HEADER = struct.Struct(">QdI")
 FINGERPRINT_LIMIT = 1 << 64
-LOW_MASK = (1 << 48) - 1
+#: Largest number of fingerprints a bucket is sized for at the expected size of an index.
+BUCKET_TARGET = 256
 
 
 def doc_id(key: str) -> bytes:
@@ -89,6 +93,57 @@ def split_seen(record: dict[str, Any], default: float) -> tuple[dict[str, Any], 
     return record, float(seen)
 
 
-def table_entry(permuted: int) -> tuple[bytes, bytes]:
-    """(2-byte bucket, 6-byte value) of a permuted fingerprint."""
-    return (permuted >> 48).to_bytes(2, "big"), (permuted & LOW_MASK).to_bytes(6, "big")
+def choose_key_bytes(expected_size: int, min_prefix_bits: int) -> int:
+    """Bucket key width (1..3 bytes) for a new index: buckets of at most about
+    :data:`BUCKET_TARGET` fingerprints at ``expected_size``, and no wider than the narrowest
+    table prefix when it can be helped (then a query reads one bucket per table)."""
+    wanted = 1
+    while wanted < 3 and expected_size > BUCKET_TARGET << (8 * wanted):
+        wanted += 1
+    return max(1, min(wanted, min_prefix_bits // 8))
+
+
+class Buckets:
+    """Encoding of one table's buckets for a key width of ``key_bytes``."""
+
+    def __init__(self, key_bytes: int) -> None:
+        if not 1 <= key_bytes <= 3:
+            raise ValueError(f"key_bytes must be in 1..3, got {key_bytes}")
+        self.key_bytes = key_bytes
+        self.width = 8 - key_bytes  # bytes per value in a bucket
+        self.shift = 8 * self.width
+        self.value_mask = (1 << self.shift) - 1
+
+    def split(self, permuted: int) -> tuple[bytes, int]:
+        """(bucket key, value as an int) of a permuted fingerprint."""
+        return (permuted >> self.shift).to_bytes(self.key_bytes, "big"), permuted & self.value_mask
+
+    def position(self, bucket: bytes, value: int) -> int:
+        """Index of the first value >= ``value`` in a bucket (by bisection)."""
+        w = self.width
+        target = value.to_bytes(w, "big")
+        lo, hi = 0, len(bucket) // w
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if bucket[mid * w : mid * w + w] < target:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def added(self, bucket: bytes | None, value: int) -> bytes | None:
+        """The bucket with ``value`` added, or None if it holds it already."""
+        raw = value.to_bytes(self.width, "big")
+        if bucket is None:
+            return raw
+        at = self.position(bucket, value) * self.width
+        if bucket[at : at + self.width] == raw:
+            return None
+        return bucket[:at] + raw + bucket[at:]
+
+    def removed(self, bucket: bytes, value: int) -> bytes | None:
+        """The bucket without ``value`` (possibly empty), or None if it does not hold it."""
+        at = self.position(bucket, value) * self.width
+        if bucket[at : at + self.width] != value.to_bytes(self.width, "big"):
+            return None
+        return bucket[:at] + bucket[at + self.width :]

@@ -8,8 +8,13 @@ One LMDB environment per index directory holds these named databases:
 * ``meta``: format version, fingerprint version, k and the layout (checked at every open);
 * ``docs``: document id (16-byte hash of the key) -> fingerprint, first-seen time, key, record;
 * ``fps``: fingerprint (8 bytes) -> document ids (DUPSORT+DUPFIXED: documents may share one);
-* ``t00``, ``t01``, ...: one per table, the permuted fingerprint as a 2-byte bucket (its top 16
-  bits) with the low 48 bits as 6-byte DUPSORT+DUPFIXED values, probed with ``set_range_dup``.
+* ``t00``, ``t01``, ...: one per table, the permuted fingerprints grouped in buckets by their
+  top ``key_bytes`` bytes (1-3, chosen at creation from the expected size and stored in
+  ``meta``): one entry per bucket, whose value is the sorted run of the other bytes of its
+  fingerprints, bisected by a query. A bulk load writes one entry per bucket, not one per
+  fingerprint.
+
+``meta`` also counts the distinct fingerprints (what each table holds).
 
 Every change is one write transaction, so a killed process loses only uncommitted work, and
 ``check_and_insert`` is atomic across processes. Reads use one short transaction per call.
@@ -29,19 +34,29 @@ import lmdb
 import numpy as np
 
 from . import _lmdb
-from ._bulk import Prepared, fingerprint_bytes, id_order, link_order, prepare
+from ._bulk import (
+    Pending,
+    Prepared,
+    bucket_entries,
+    bucket_values,
+    distinct,
+    fingerprint_bytes,
+    gc_paused,
+    links,
+    prepare,
+)
 from ._layout import MAX_SUPPORTED_DISTANCE, Layout, choose_layout
 from ._pairs import near_pairs
 from ._records import (
-    LOW_MASK,
+    Buckets,
     check_fingerprint,
     check_key,
+    choose_key_bytes,
     decode_doc,
     decode_header,
     doc_id,
     encode_doc,
     split_seen,
-    table_entry,
 )
 from .fingerprint import FINGERPRINT_VERSION
 
@@ -50,14 +65,18 @@ __all__ = ["FORMAT_VERSION", "IndexMismatchError", "Layout", "Match", "SimhashIn
 logger = logging.getLogger(__name__)
 
 #: Version of the on-disk format written by this module; other versions are refused.
-FORMAT_VERSION = 1
+#: 2: tables of sorted buckets (1 had a DUPSORT entry per fingerprint and table).
+FORMAT_VERSION = 2
 #: k of a new index when none is given.
 DEFAULT_MAX_DISTANCE = 3
 
 _META = b"meta"
 _DOCS = b"docs"
 _FPS = b"fps"
+_COUNT = b"fingerprints"
 _CHUNK = 1000  # entries per read transaction when streaming
+_PENDING_MAX = 4096  # held-back table entries written before a batch commits
+_FEW = 20_000  # new fingerprints bisected into their buckets; more are merged with numpy
 
 
 class IndexMismatchError(ValueError):
@@ -139,6 +158,7 @@ class SimhashIndex:
         self._batch: lmdb.Transaction | None = None
         self._batch_ops = 0
         self._batch_size = 0
+        self._pending = Pending()
         self._queries = 0
         self._candidates = 0
         self._sync = bool(sync)
@@ -173,15 +193,24 @@ class SimhashIndex:
             k = DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
             if layout is None:
                 layout = choose_layout(k, expected_size)
+            key_bytes = choose_key_bytes(expected_size, min(layout.prefix_bits))
             with env.begin(write=True) as txn:
                 txn.put(b"format_version", str(FORMAT_VERSION).encode(), db=meta)
                 txn.put(b"fingerprint_version", str(FINGERPRINT_VERSION).encode(), db=meta)
                 txn.put(b"max_distance", str(k).encode(), db=meta)
                 txn.put(b"layout", layout.to_json().encode(), db=meta)
+                txn.put(b"key_bytes", str(key_bytes).encode(), db=meta)
+                txn.put(_COUNT, b"0", db=meta)
                 txn.put(b"created", repr(time.time()).encode(), db=meta)
-            logger.debug("created index %s: %s", self.path, layout)
+            logger.debug("created index %s: %s, %d-byte buckets", self.path, layout, key_bytes)
+            self._codec = Buckets(key_bytes)
             return layout
-        return self._check_meta(stored, max_distance, layout)
+        layout = self._check_meta(stored, max_distance, layout)
+        try:
+            self._codec = Buckets(int(stored[b"key_bytes"]))
+        except (KeyError, ValueError) as exc:
+            raise IndexMismatchError(f"index {self.path!r}: bad key_bytes ({exc})") from None
+        return layout
 
     def _check_meta(
         self, stored: dict[bytes, bytes], max_distance: int | None, layout: Layout | None
@@ -231,11 +260,11 @@ class SimhashIndex:
 
     def _open_dbs(self) -> None:
         shared = self._shared
-        shared.db(_META)
         fixed = {"dupsort": True, "dupfixed": True}
         self._docs = shared.db(_DOCS)
         self._fps = shared.db(_FPS, **fixed)
-        self._tables = [shared.db(b"t%02d" % i, **fixed) for i in range(self.layout.tables)]
+        self._meta = shared.db(_META)
+        self._tables = [shared.db(b"t%02d" % i) for i in range(self.layout.tables)]
         self._plans = self.layout.plans
 
     # -- transactions ----------------------------------------------------------------------
@@ -246,6 +275,7 @@ class SimhashIndex:
         if self._shared.stale:  # forked: never touch the parent's environment
             logger.debug("reopening index %s after fork", self.path)
             self._batch = None
+            self._pending.take()
             self._shared = _lmdb.acquire(
                 self.path, self.readonly, _lmdb.DEFAULT_MAP_SIZE, self._sync
             )
@@ -268,16 +298,44 @@ class SimhashIndex:
             raise ValueError(f"index {self.path!r} is open read-only")
         if self._batch is not None:
             # A nested transaction per operation: one that fails leaves the batch untouched.
-            with env.begin(write=True, parent=self._batch) as txn:
-                yield txn
+            self._pending.begin()
+            try:
+                with env.begin(write=True, parent=self._batch) as txn:
+                    yield txn
+            except BaseException:
+                self._pending.rollback()
+                raise
+            self._pending.keep()
             self._batch_ops += 1
             if self._batch_ops >= self._batch_size:
-                self._batch.commit()
-                self._batch = env.begin(write=True)
-                self._batch_ops = 0
+                self._commit_batch(env)
+            elif len(self._pending) >= _PENDING_MAX:
+                self._flush()
             return
         with env.begin(write=True) as txn:
             yield txn
+
+    def _flush(self) -> None:
+        """Write the pending table entries into the batch transaction (an LMDB error there
+        rolls back the whole uncommitted batch, as its documents lack their entries)."""
+        if not len(self._pending):
+            return
+        assert self._batch is not None
+        try:
+            self._put_tables(self._batch, self._pending.take())
+        except lmdb.Error:
+            self._batch.abort()
+            self._batch = self._env().begin(write=True)
+            self._batch_ops = 0
+            raise
+
+    def _commit_batch(self, env: lmdb.Environment | None) -> None:
+        """Flush and commit the batch transaction; begin the next one if ``env`` is given."""
+        assert self._batch is not None
+        self._flush()
+        self._batch.commit()
+        self._batch = None if env is None else env.begin(write=True)
+        self._batch_ops = 0
 
     @contextmanager
     def batch(self, commit_every: int = 1000) -> Iterator[SimhashIndex]:
@@ -288,6 +346,11 @@ class SimhashIndex:
         a batch transaction is open, so keep blocks short-lived. Each operation is atomic (a
         nested transaction); when the block raises, the operations done so far are committed,
         except after an LMDB error, which rolls back those not committed yet.
+
+        The table entries of fingerprints new to the index are held back until the
+        transaction commits and then written sorted, a bucket at a time (queries in the block
+        meanwhile search them by brute force): random single inserts would otherwise rewrite
+        a bucket per table each.
         """
         if commit_every < 1:
             raise ValueError(f"commit_every must be >= 1, got {commit_every}")
@@ -307,25 +370,49 @@ class SimhashIndex:
             raise
         except BaseException:
             if self._batch is not None:
-                self._batch.commit()
+                self._commit_batch(None)
             raise
         else:
             if self._batch is not None:
-                self._batch.commit()
+                self._commit_batch(None)
         finally:
+            if self._batch is not None:  # left open only by an LMDB error at the end
+                self._batch.abort()
             self._batch = None
+            self._pending.take()
 
     # -- writing ---------------------------------------------------------------------------
 
+    def _count(self, txn: lmdb.Transaction, delta: int) -> None:
+        """Add ``delta`` to the stored count of distinct fingerprints."""
+        count = int(txn.get(_COUNT, b"0", db=self._meta)) + delta
+        txn.put(_COUNT, str(count).encode(), db=self._meta)
+
     def _add_to_tables(self, txn: lmdb.Transaction, fingerprint: int) -> None:
+        if self._batch is not None:
+            self._pending.add(fingerprint)
+            return
+        split, added = self._codec.split, self._codec.added
         for plan, db in zip(self._plans, self._tables, strict=True):
-            bucket, low = table_entry(plan.forward(fingerprint))
-            txn.put(bucket, low, db=db, dupdata=True)
+            key, value = split(plan.forward(fingerprint))
+            bucket = added(txn.get(key, db=db), value)
+            if bucket is not None:
+                txn.put(key, bucket, db=db)
+        self._count(txn, 1)
 
     def _remove_from_tables(self, txn: lmdb.Transaction, fingerprint: int) -> None:
+        if self._batch is not None and self._pending.discard(fingerprint):
+            return
+        split, removed = self._codec.split, self._codec.removed
         for plan, db in zip(self._plans, self._tables, strict=True):
-            bucket, low = table_entry(plan.forward(fingerprint))
-            txn.delete(bucket, low, db=db)
+            key, value = split(plan.forward(fingerprint))
+            old = txn.get(key, db=db)
+            bucket = None if old is None else removed(old, value)
+            if bucket:
+                txn.put(key, bucket, db=db)
+            elif bucket is not None:
+                txn.delete(key, db=db)
+        self._count(txn, -1)
 
     def _unlink(self, txn: lmdb.Transaction, fingerprint: int, docid: bytes) -> bool:
         """Detach a document from its fingerprint; True if that was the fingerprint's last."""
@@ -392,64 +479,114 @@ class SimhashIndex:
         """Store many ``(fingerprint, key, record)`` in one write transaction (the last of
         repeated keys wins); returns how many items were read.
 
-        New keys are written sorted per database and table entries sorted per table (appended
-        without comparisons into an empty index): the fast path for a bulk import. Keys
-        already stored are replaced as by :meth:`insert`.
+        New keys are written sorted (appended without comparisons into an empty index), and
+        each table's buckets are written once each, in order: the fast path for a bulk import.
+        Keys already stored are replaced as by :meth:`insert`. The garbage collector is paused
+        during the call.
         """
-        batch = prepare(items, time.time())
-        if batch.docids:
-            with self._write() as txn:
-                self._load(txn, batch)
-        return batch.read
+        with gc_paused():
+            batch = prepare(items, time.time())
+            if batch.docids:
+                with self._write() as txn:
+                    self._load(txn, batch)
+            return batch.read
 
     def _load(self, txn: lmdb.Transaction, batch: Prepared) -> None:
         empty = txn.stat(self._docs)["entries"] == 0
         new_fps: list[int] = []
-        fresh = list(range(len(batch.docids)))
+        docids, fps, encoded = batch.docids, batch.fingerprints, batch.encoded
+        id_rows = batch.id_rows
         if not empty:
             fresh = []
             now = time.time()
-            for i, docid in enumerate(batch.docids):
+            for i, docid in enumerate(docids):
                 if txn.get(docid, db=self._docs) is None:
                     fresh.append(i)
                     continue
-                fp, key, record = batch.items[i]
+                fp, key, record = batch.item(i)
                 if self._store(txn, fp, key, record, now, tables=False):
                     new_fps.append(fp)
-        if len(fresh) == len(batch.docids):
-            docids, fps, encoded = batch.docids, batch.fingerprints, batch.encoded
-        else:
-            docids = [batch.docids[i] for i in fresh]
-            fps = [batch.fingerprints[i] for i in fresh]
-            encoded = [batch.encoded[i] for i in fresh]
-        docs = [(docids[i], encoded[i]) for i in id_order(docids)]
+            if len(fresh) < len(docids):
+                docids = [docids[i] for i in fresh]
+                fps = fps[fresh]
+                encoded = [encoded[i] for i in fresh]
+                id_rows = id_rows[fresh]
         with txn.cursor(self._docs) as cur:
-            _check_added(cur.putmulti(docs, append=empty), len(docs), "docs")
-        order = link_order(fps, docids)
-        fp_keys = fingerprint_bytes([fps[i] for i in order])
-        links = list(zip(fp_keys, [docids[i] for i in order], strict=True))
+            added = cur.putmulti(zip(docids, encoded, strict=True), append=empty)
+        _check_added(added, len(docids), "docs")
         # Fingerprints new to the index (checked before their links are written).
-        distinct = dict.fromkeys(fp_keys)
+        new = distinct(fps)
         if not empty:
-            distinct = {f: None for f in distinct if txn.get(f, db=self._fps) is None}
+            new = np.array(
+                [
+                    f
+                    for f, b in zip(new.tolist(), fingerprint_bytes(new), strict=True)
+                    if txn.get(b, db=self._fps) is None
+                ],
+                dtype=np.uint64,
+            )
         with txn.cursor(self._fps) as cur:
-            _check_added(cur.putmulti(links, append=empty), len(links), "fps")
-        new = np.frombuffer(b"".join(distinct), dtype=">u8").astype(np.uint64)
+            added = cur.putmulti(links(fps, id_rows), append=empty)
+        _check_added(added, len(docids), "fps")
         # A fingerprint is new at most once per call (keys are unique in it), and no new one
         # is unlinked again: add them all to the tables, sorted per table.
-        self._put_tables(txn, np.concatenate([np.array(new_fps, dtype=np.uint64), new]), empty)
+        self._put_tables(txn, np.concatenate([np.array(new_fps, dtype=np.uint64), new]))
 
-    def _put_tables(self, txn: lmdb.Transaction, fingerprints: np.ndarray, append: bool) -> None:
+    def _put_tables(self, txn: lmdb.Transaction, fingerprints: np.ndarray) -> None:
+        """Add fingerprints new to the index to every table, sorted: each bucket touched is
+        written once."""
         if not fingerprints.size:
             return
+        if fingerprints.size <= _FEW:
+            self._insert_sorted(txn, fingerprints.tolist())
+        else:
+            self._merge_sorted(txn, fingerprints)
+        self._count(txn, int(fingerprints.size))
+
+    def _insert_sorted(self, txn: lmdb.Transaction, fingerprints: list[int]) -> None:
+        """A few fingerprints: bisected into their buckets, one bucket after the other."""
+        codec = self._codec
+        shift, added = codec.shift, codec.added
+        for plan, db in zip(self._plans, self._tables, strict=True):
+            permuted = sorted(map(plan.forward, fingerprints))
+            i = 0
+            while i < len(permuted):
+                high = permuted[i] >> shift
+                key = high.to_bytes(codec.key_bytes, "big")
+                bucket = txn.get(key, db=db)
+                while i < len(permuted) and permuted[i] >> shift == high:
+                    bucket = added(bucket, permuted[i] & codec.value_mask) or bucket
+                    i += 1
+                txn.put(key, bucket, db=db)
+
+    def _merge_sorted(self, txn: lmdb.Transaction, fingerprints: np.ndarray) -> None:
+        """Many fingerprints: each table's new entries sorted with numpy, merged with the
+        buckets they fall in, and the buckets written in key order."""
+        codec = self._codec
         for plan, db in zip(self._plans, self._tables, strict=True):
             permuted = np.sort(plan.forward_np(fingerprints))
-            buckets = (permuted >> np.uint64(48)).astype(">u2").view("V2").tolist()
-            lows = permuted.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 2:].copy().view("V6")
             with txn.cursor(db) as cur:
-                entries = zip(buckets, lows.ravel().tolist(), strict=True)
-                added = cur.putmulti(entries, append=append)
-            _check_added(added, permuted.size, "table")
+                if cur.last():
+                    permuted = self._merge_buckets(txn, db, permuted)
+                entries = bucket_entries(permuted, codec)
+                # Not appended: pages split half full leave room for later single inserts
+                # (a full page splits on the next one, writing two pages and its parent).
+                added = cur.putmulti(entries)
+            _check_added(added, len(entries), "table")
+
+    def _merge_buckets(self, txn: lmdb.Transaction, db: Any, permuted: np.ndarray) -> np.ndarray:
+        """Sorted ``permuted`` values together with those already in the buckets they fall in
+        (a bucket is rewritten whole)."""
+        codec = self._codec
+        keys = distinct(permuted >> np.uint64(codec.shift))
+        width = codec.key_bytes
+        raw = keys.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - width :]
+        old = []
+        for key in raw.copy().view(f"V{width}").ravel().tolist():
+            bucket = txn.get(key, db=db)
+            if bucket is not None:
+                old.append((key, bucket))
+        return np.sort(np.concatenate([bucket_values(old, codec), permuted]))
 
     def remove(self, key: str) -> bool:
         """Remove the document stored under ``key``; False if there was none."""
@@ -468,41 +605,51 @@ class SimhashIndex:
         """Stored fingerprints within ``k`` of ``query``: {fingerprint: distance}."""
         found: dict[int, int] = {}
         scanned = 0
+        codec = self._codec
+        w, vshift, key_bytes = codec.width, codec.shift, codec.key_bytes
         for plan, db in zip(self._plans, self._tables, strict=True):
             permuted = plan.forward(query)
-            prefix = plan.prefix_bits
-            cur = txn.cursor(db)
-            if prefix >= 16:
-                bucket = (permuted >> 48).to_bytes(2, "big")
-                high = permuted & ~LOW_MASK
-                low = permuted & LOW_MASK
-                shift = 64 - prefix
+            shift = 64 - plan.prefix_bits
+            if shift <= vshift:
+                # The prefix covers the bucket key: one bucket, bisected to the prefix.
+                bucket = txn.get((permuted >> vshift).to_bytes(key_bytes, "big"), db=db)
+                if bucket is None:
+                    continue
+                high = (permuted >> vshift) << vshift
+                low = permuted & codec.value_mask
                 start = (low >> shift) << shift
                 end = start + (1 << shift)
-                if not cur.set_range_dup(bucket, start.to_bytes(6, "big")):
-                    continue
-                for value in cur.iternext_dup():
-                    v = int.from_bytes(value, "big")
+                i = codec.position(bucket, start) * w if start else 0
+                size = len(bucket)
+                while i < size:
+                    v = int.from_bytes(bucket[i : i + w], "big")
                     if v >= end:
                         break
                     scanned += 1
                     distance = (v ^ low).bit_count()
                     if distance <= k:
                         found[plan.inverse(high | v)] = distance
+                    i += w
             else:
-                shift = 64 - prefix
+                # A prefix narrower than the key: every bucket in its range, whole.
                 first = (permuted >> shift) << shift
-                end = first + (1 << shift)
-                if not cur.set_range(first.to_bytes(8, "big")[:2]):
+                last_key = (first | ((1 << shift) - 1)) >> vshift
+                cur = txn.cursor(db)
+                if not cur.set_range((first >> vshift).to_bytes(key_bytes, "big")):
                     continue
-                for bucket, value in cur.iternext():
-                    v = (int.from_bytes(bucket, "big") << 48) | int.from_bytes(value, "big")
-                    if v >= end:
+                for key, bucket in cur.iternext():
+                    high = int.from_bytes(key, "big")
+                    if high > last_key:
                         break
-                    scanned += 1
-                    distance = (v ^ permuted).bit_count()
-                    if distance <= k:
-                        found[plan.inverse(v)] = distance
+                    high <<= vshift
+                    for i in range(0, len(bucket), w):
+                        v = high | int.from_bytes(bucket[i : i + w], "big")
+                        scanned += 1
+                        distance = (v ^ permuted).bit_count()
+                        if distance <= k:
+                            found[plan.inverse(v)] = distance
+        if len(self._pending):
+            found.update(self._pending.near(query, k))
         self._queries += 1
         self._candidates += scanned
         return found
@@ -703,9 +850,11 @@ class SimhashIndex:
         ``newest_seen`` take a scan of the documents, made only with ``seen`` and up to
         100,000 entries (otherwise ``None``)."""
         env = self._env()
+        if self._batch is not None:
+            self._flush()
         with self._read() as txn:
             entries = int(txn.stat(self._docs)["entries"])
-            fingerprints = int(txn.stat(self._tables[0])["entries"])
+            fingerprints = int(txn.get(_COUNT, b"0", db=self._meta))
         times = []
         if seen and entries <= 100_000:  # a scan of the document headers, one transaction
             with self._read() as txn:
@@ -723,6 +872,7 @@ class SimhashIndex:
             "sub_blocks": list(self.layout.sub_blocks),
             "prefix_bits": list(self.layout.prefix_bits),
             "layout": str(self.layout),
+            "bucket_key_bytes": self._codec.key_bytes,
             "max_distance": self.max_distance,
             "fingerprint_version": FINGERPRINT_VERSION,
             "format_version": FORMAT_VERSION,
@@ -742,6 +892,8 @@ class SimhashIndex:
         every link has its document, and every table holds exactly the linked fingerprints.
         Runs in one read transaction."""
         problems: list[str] = []
+        if self._batch is not None:
+            self._flush()
         with self._read() as txn:
             linked: set[int] = set()
             links = 0
@@ -764,17 +916,38 @@ class SimhashIndex:
             entries = txn.stat(self._docs)["entries"]
             if links != entries:
                 problems.append(f"{links} fingerprint links for {entries} documents")
+            counted = int(txn.get(_COUNT, b"0", db=self._meta))
+            if counted != len(linked):
+                problems.append(f"{counted} fingerprints counted, {len(linked)} linked")
+            expected = np.array(sorted(linked), dtype=np.uint64)
             for i, (plan, db) in enumerate(zip(self._plans, self._tables, strict=True)):
-                in_table = set()
-                for bucket, low in txn.cursor(db):
-                    permuted = (int.from_bytes(bucket, "big") << 48) | int.from_bytes(low, "big")
-                    if len(low) != 6:
-                        problems.append(f"table {i} holds a {len(low)}-byte value")
-                    in_table.add(plan.inverse(permuted))
-                for fp in sorted(in_table - linked)[:10]:
-                    problems.append(f"table {i} holds {fp:#018x}, linked to no document")
-                for fp in sorted(linked - in_table)[:10]:
-                    problems.append(f"table {i} lacks {fp:#018x}")
+                problems += self._verify_table(txn, i, db, plan, expected)
+        return problems
+
+    def _verify_table(
+        self, txn: lmdb.Transaction, i: int, db: Any, plan: Any, expected: np.ndarray
+    ) -> list[str]:
+        """Problems of table ``i``: bucket shapes, order, and fingerprints other than the
+        sorted ``expected``."""
+        codec = self._codec
+        problems = []
+        entries = []
+        for key, bucket in txn.cursor(db):
+            if len(key) != codec.key_bytes or not bucket or len(bucket) % codec.width:
+                problems.append(
+                    f"table {i} bucket {bytes(key).hex()} has a {len(key)}-byte key and"
+                    f" {len(bucket)} bytes"
+                )
+                continue
+            entries.append((key, bucket))
+        permuted = bucket_values(entries, codec)
+        if not (permuted[1:] > permuted[:-1]).all():
+            problems.append(f"table {i} is out of order or holds repeats")
+        held = np.unique(plan.inverse_np(permuted))
+        for fp in np.setdiff1d(held, expected)[:10].tolist():
+            problems.append(f"table {i} holds {fp:#018x}, linked to no document")
+        for fp in np.setdiff1d(expected, held)[:10].tolist():
+            problems.append(f"table {i} lacks {fp:#018x}")
         return problems
 
     def compact(self, dest: str | os.PathLike[str]) -> None:
@@ -793,6 +966,7 @@ class SimhashIndex:
         if self._batch is not None and not self._shared.stale:
             self._batch.abort()
         self._batch = None
+        self._pending.take()
         _lmdb.release(self._shared)
 
     def __enter__(self) -> SimhashIndex:

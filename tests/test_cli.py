@@ -21,7 +21,7 @@ from scrapy_simhash._cli_output import Progress
 from scrapy_simhash.cli import main
 from scrapy_simhash.extract import extract_text
 from scrapy_simhash.fingerprint import FINGERPRINT_VERSION, Fingerprinter
-from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.index import FORMAT_VERSION, SimhashIndex
 from scrapy_simhash.middleware import SimhashMiddleware
 from tests.test_scrapy_crawl import ARTICLES, SiteSpider  # the loopback site's crawl
 
@@ -125,7 +125,7 @@ def test_info_table(capsys, index_path):
     assert lines["layout"].strip().startswith("4x16: 4 tables for k=3")
     assert lines["prefix bits"].strip() == "16"
     assert lines["fingerprint version"].strip() == str(FINGERPRINT_VERSION)
-    assert lines["format version"].strip() == "1"
+    assert lines["format version"].strip() == str(FORMAT_VERSION)
     assert "measured on 8 entries" in lines["candidates/probe"]
     assert lines["oldest"].strip().endswith("https://example.com/a")
     assert lines["newest"].strip().endswith("https://example.com/c")
@@ -137,7 +137,10 @@ def test_info_json(capsys, index_path):
     assert info["path"] == os.path.abspath(index_path)
     assert (info["entries"], info["fingerprints"], info["k"], info["tables"]) == (8, 8, 3, 4)
     assert info["prefix_bits"] == [16, 16, 16, 16]
-    assert (info["format_version"], info["fingerprint_version"]) == (1, FINGERPRINT_VERSION)
+    assert (info["format_version"], info["fingerprint_version"]) == (
+        FORMAT_VERSION,
+        FINGERPRINT_VERSION,
+    )
     assert 0 < info["map_used"] <= info["bytes_on_disk"] + info["map_size"]
     assert 0 < info["map_used_fraction"] < 1
     assert info["candidates_per_probe"] >= 1  # each sampled probe finds at least itself
@@ -473,7 +476,7 @@ def test_unknown_format(capsys, index_path):
     assert (code, out) == (1, "")
     assert err == (
         f"scrapy-simhash: error: index {index_path!r} was built with format_version=99,"
-        " not 1 (this code's format)\n"
+        f" not {FORMAT_VERSION} (this code's format)\n"
     )
 
 

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from scrapy_simhash._layout import build_layout, choose_layout
+from scrapy_simhash._records import choose_key_bytes
 from scrapy_simhash.fingerprint import FINGERPRINT_VERSION
 from scrapy_simhash.index import FORMAT_VERSION, IndexMismatchError, Match, SimhashIndex
 
@@ -249,6 +250,7 @@ def test_reopen_keeps_parameters_and_refuses_mismatches(tmp_path):
     [
         (b"fingerprint_version", b"999", "fingerprint_version=999"),
         (b"format_version", b"999", "format_version=999"),
+        (b"format_version", b"1", r"format_version=1, not 2 \(this code's format\)"),
     ],
 )
 def test_other_versions_are_refused(tmp_path, meta_key, value, what):
@@ -331,6 +333,19 @@ def test_every_supported_k_finds_its_neighbours(tmp_path, k):
         assert [m.key for m in ix.query(base)] == (["at-k", "base"] if k == 0 else ["base", "at-k"])
 
 
+def test_bucket_key_width_follows_the_expected_size(tmp_path):
+    widths = {}
+    for size in (100, 10**6, 10**7, 10**8):
+        with SimhashIndex(tmp_path / str(size), expected_size=size) as ix:
+            widths[size] = ix.stats()["bucket_key_bytes"]
+            ix.insert(5, "a")
+        with SimhashIndex(tmp_path / str(size), expected_size=10) as ix:
+            assert ix.stats()["bucket_key_bytes"] == widths[size]  # stored, not chosen again
+            assert [m.key for m in ix.query(5)] == ["a"]
+    assert widths == {100: 1, 10**6: 2, 10**7: 2, 10**8: 3}
+    assert choose_key_bytes(10**9, 7) == 1  # never wider than the narrowest prefix
+
+
 def test_layout_choice_follows_the_paper():
     assert choose_layout(3, 10**6).tables == 4
     assert choose_layout(3, 10**7).tables == 10
@@ -368,3 +383,26 @@ def test_create_false_opens_an_existing_index_and_never_makes_one(tmp_path):
     with SimhashIndex(tmp_path / "idx", create=False) as index:
         index.insert(2, "b")
         assert len(index) == 2
+
+
+def test_batch_holds_back_table_entries_and_rolls_back_failed_operations(index):
+    with index.batch(commit_every=1000):
+        index.insert(0xABCD << 40, "a")
+        assert [m.key for m in index.query(0xABCD << 40 | 1)] == ["a"]  # held back, found
+        assert index.stats()["fingerprints"] == 1  # stats write the held-back entries first
+        assert index.verify() == []
+        index.insert(0x1234 << 40, "b")
+        with pytest.raises(TypeError, match="record"):
+            index.insert_many([(0x5555 << 40, "c", {}), (0x7777 << 40, "b", {"x": object()})])
+        assert index.query(0x5555 << 40) == []
+        with pytest.raises(TypeError, match="JSON"):  # fails after its first item was stored
+            index.check_and_insert_many([(0x6666 << 40, "d", {}), (0x9999 << 40, "e", {"x": {1}})])
+        assert index.query(0x6666 << 40) == [] and "d" not in index
+        index.insert(0x4321 << 40, "b")  # reinserted: its old fingerprint is dropped unwritten
+        assert index.query(0x1234 << 40) == []
+        assert index.remove("a")
+        assert index.query(0xABCD << 40) == []
+    assert sorted(index.keys()) == ["b"]
+    assert [m.key for m in index.query(0x4321 << 40)] == ["b"]
+    assert index.stats()["fingerprints"] == 1
+    assert index.verify() == []
