@@ -19,6 +19,8 @@ import scrapy
 from scrapy.http import HtmlResponse
 
 SITE = Path(__file__).resolve().parents[2] / "site"
+#: The download slot of the bundled site's pages (see settings.DOWNLOAD_SLOTS).
+BUNDLED_SLOT = "bundled-site"
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -54,8 +56,12 @@ class NewsSpider(scrapy.Spider):
         """The start page: follow its links, first links first."""
         yield from self.parse_page(response)
         links = response.css("a::attr(href)").getall()
+        # The bundled site is fetched one page at a time (settings.DOWNLOAD_SLOTS), so that its
+        # pages reach the dedup in the order of their links: the articles come first and are
+        # kept, their copies after them are dropped.
+        meta = {} if self.start_url else {"download_slot": BUNDLED_SLOT}
         for i, href in enumerate(links):
-            yield response.follow(href, self.parse_page, priority=len(links) - i)
+            yield response.follow(href, self.parse_page, priority=len(links) - i, meta=meta)
 
     def parse_page(self, response):
         if not isinstance(response, HtmlResponse):
