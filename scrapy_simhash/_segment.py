@@ -28,6 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._caches import make_room
+
 #: Kana and CJK ideographs: the characters segmented by dictionary rather than by spaces.
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _lock = threading.Lock()
@@ -138,7 +140,7 @@ def _lookup(tables: _Tables, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray
 _SEP = "\n"
 # The words of runs segmented before (a crawl meets the same short runs again and again).
 _cache: dict[str, tuple[str, ...]] = {}
-_CACHE_MAX = 1 << 16
+_CACHE_MAX = 1 << 15
 
 
 def clear_cache() -> None:
@@ -229,8 +231,7 @@ def segment_runs(runs: list[str]) -> list[tuple[str, ...]]:
     if not todo:
         return cached  # type: ignore[return-value]
     new = dict(zip(todo, _segment_joined(todo), strict=True))
-    if len(_cache) + len(new) > _CACHE_MAX:
-        _cache.clear()
+    make_room(_cache, len(new), _CACHE_MAX)
     _cache.update(new)
     return list(map(new.get, runs, cached))  # type: ignore[arg-type]
 

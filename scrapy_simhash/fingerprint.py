@@ -40,6 +40,7 @@ from typing import cast
 
 import numpy as np
 
+from ._caches import make_room
 from ._lexicon import STOP_WORDS, idf_weight, is_stop_word
 from ._segment import CJK_CHARS, segment_runs
 
@@ -66,7 +67,7 @@ _BREAKS = (" ", "\n", "。", "，")
 _CJK_RUN_MAX = 256
 
 _hash_cache: dict[str, int] = {}
-_HASH_CACHE_MAX = 1 << 18
+_HASH_CACHE_MAX = 1 << 16
 
 
 def feature_hash(feature: str) -> int:
@@ -74,8 +75,7 @@ def feature_hash(feature: str) -> int:
     h = _hash_cache.get(feature)
     if h is None:
         h = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
-        if len(_hash_cache) >= _HASH_CACHE_MAX:
-            _hash_cache.clear()
+        make_room(_hash_cache, 1, _HASH_CACHE_MAX)
         _hash_cache[feature] = h
     return h
 
@@ -88,7 +88,7 @@ def feature_hashes(features: list[str]) -> np.ndarray:
         for f in missing:
             feature_hash(f)
         found = list(map(_hash_cache.get, features))
-        if None in found:  # the cache was cleared on the way
+        if None in found:  # some were evicted on the way
             found = [feature_hash(f) for f in features]
     return np.array(found, dtype=np.uint64)
 

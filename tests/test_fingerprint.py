@@ -336,3 +336,15 @@ def test_words_keep_the_order_of_the_text_across_scripts() -> None:
         "智能手机",
         "搭载",
     ]
+
+
+def test_a_full_cache_keeps_its_recent_half():
+    from scrapy_simhash._caches import make_room
+
+    cache = {i: str(i) for i in range(10)}
+    make_room(cache, 1, 12)  # fits
+    assert len(cache) == 10
+    make_room(cache, 3, 12)  # would not fit: the oldest go, 6 - 3 stay for the 3 new ones
+    assert list(cache) == [7, 8, 9]
+    make_room(cache, 20, 12)  # more than the limit at once: all go
+    assert cache == {}
