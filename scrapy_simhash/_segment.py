@@ -140,7 +140,7 @@ def _lookup(tables: _Tables, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray
 _SEP = "\n"
 # The words of runs segmented before (a crawl meets the same short runs again and again).
 _cache: dict[str, tuple[str, ...]] = {}
-_CACHE_MAX = 1 << 12
+_CACHE_MAX = 1 << 13
 
 
 def clear_cache() -> None:

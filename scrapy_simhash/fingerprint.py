@@ -67,7 +67,7 @@ _BREAKS = (" ", "\n", "。", "，")
 _CJK_RUN_MAX = 256
 
 _hash_cache: dict[str, int] = {}
-_HASH_CACHE_MAX = 1 << 14
+_HASH_CACHE_MAX = 1 << 15
 
 
 def feature_hash(feature: str) -> int:
