@@ -173,7 +173,7 @@ class WorkerPool:
                 answer = worker.ask((job.kind, job.args), self.timeout)
             except TimeoutError:
                 logger.warning(
-                    "Simhash worker %d took more than %.0f s on %s: killed, page skipped",
+                    "Simhash worker %d took more than %g s on %s: killed, page skipped",
                     worker.pid,
                     self.timeout,
                     describe(job.kind, job.args),
