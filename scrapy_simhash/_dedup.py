@@ -180,7 +180,7 @@ class DedupService:
                 "entries": len(index),
                 "k": index.max_distance,
                 "layout": index.layout,
-                "workers": f"{config.workers} worker processes"
+                "workers": f"{config.workers} worker process{'es' * (config.workers > 1)}"
                 if config.workers
                 else "pages processed in the crawl process",
                 "dry": " (dry run: near-duplicates are counted, not dropped)"
