@@ -106,7 +106,7 @@ class DedupService:
         self.crawler = crawler
         self.config = config
         self.stats = crawler.stats
-        options = PageOptions(config.min_text_length, config.max_body_size, config.fast)
+        options = PageOptions(config.min_text_length, config.fast)
         #: The work on a page done in this process (no workers, or none could start).
         self.work = PageWork(options)
         #: Stored with every entry this crawl writes, to tell them from earlier crawls' entries.

@@ -21,7 +21,6 @@ class PageOptions:
     """What the work on a page depends on (from the ``SIMHASH_*`` settings)."""
 
     min_words: int = 20
-    max_body_size: int = 10 * 1024 * 1024
     fast: bool = False
 
 
@@ -33,9 +32,8 @@ class PageWork:
         self.fingerprinter = Fingerprinter(min_words=options.min_words)
 
     def html(self, html: str | bytes, url: str | None, encoding: str | None = None) -> Result:
-        """Fingerprint of the main text of a page, or why there is none."""
-        if self.options.max_body_size and len(html) > self.options.max_body_size:
-            return "too_large"
+        """Fingerprint of the main text of a page, or why there is none (bodies too large are
+        turned away before, by the caller)."""
         text = extract_text(html, url, encoding=encoding, fast=self.options.fast)
         if text is None:
             return "no_text"

@@ -51,11 +51,6 @@ class Turns:
             for d in idle:
                 d.callback(None)
 
-    @property
-    def outstanding(self) -> int:
-        """Tickets taken and not released yet."""
-        return self._issued - self._current
-
     def settled(self) -> Deferred[None]:
         """Fires when every ticket taken so far is released."""
         d: Deferred[None] = Deferred()

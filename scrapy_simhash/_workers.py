@@ -86,8 +86,6 @@ class WorkerPool:
         self.restarts = 0
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._slots = DeferredSemaphore(self.queue_size)
-        self._unfinished = 0
-        self._idle: list[Deferred[None]] = []
         self._failed_starts = 0
         self._started = 0
         self._lock = threading.Lock()
@@ -107,35 +105,15 @@ class WorkerPool:
         or :data:`BROKEN`. Waits for a free place when ``queue_size`` jobs are unfinished."""
         if self._closing:
             raise RuntimeError("the worker pool is closed")
-        self._unfinished += 1
-        d = self._slots.run(self._enqueue, _Job(kind, args))
-        d.addBoth(self._finished)
-        return d
+        return self._slots.run(self._enqueue, _Job(kind, args))
 
     def _enqueue(self, job: _Job) -> Deferred[Result]:
         self._jobs.put(job)
         return job.deferred
 
-    def _finished(self, result: Any) -> Any:
-        self._unfinished -= 1
-        if not self._unfinished:
-            idle, self._idle = self._idle, []
-            for d in idle:
-                d.callback(None)
-        return result
-
-    def drain(self) -> Deferred[None]:
-        """Fires when every submitted job has finished."""
-        d: Deferred[None] = Deferred()
-        if self._unfinished:
-            self._idle.append(d)
-        else:
-            d.callback(None)
-        return d
-
     def close(self, timeout: float = 10.0) -> None:
-        """Stop the workers once the queued jobs are done (call after :meth:`drain`); waits
-        up to ``timeout`` seconds for them to exit, then kills what is left."""
+        """Stop the workers once the queued jobs are done (call when every submitted job has
+        answered); waits up to ``timeout`` seconds for them to exit, then kills what is left."""
         if self._closing:
             return
         self._closing = True

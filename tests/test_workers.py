@@ -24,7 +24,16 @@ from scrapy_simhash.fingerprint import Fingerprinter, hamming
 from scrapy_simhash.index import SimhashIndex
 
 from ._procs import alive, worker_pids
-from .test_scrapy_crawl import ARTICLES, BOTH, MIDDLEWARE, PIPELINE, SITE_STATS, SiteSpider, crawl
+from .test_scrapy_crawl import (
+    ARTICLES,
+    BOTH,
+    MIDDLEWARE,
+    PIPELINE,
+    SITE_STATS,
+    SiteSpider,
+    crawl,
+    paths,
+)
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="finds worker processes through /proc"
@@ -57,10 +66,6 @@ def kill_workers() -> list[int]:
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
     return pids
-
-
-def paths(site, items) -> list[str]:
-    return [item["url"].removeprefix(site.url("")) for item in items]
 
 
 class PairSpider(Spider):
@@ -317,7 +322,6 @@ async def test_the_pool_hands_over_at_most_queue_size_pages(tmp_path):
         assert pool._slots.tokens == 0
         assert len(pool._slots.waiting) == len(pages) - 2
         answers = await maybe_deferred_to_future(gatherResults(results))
-        await maybe_deferred_to_future(pool.drain())
     finally:
         pool.close()
     work = PageWork(PageOptions())
