@@ -14,7 +14,9 @@ import hashlib
 import itertools
 import operator
 import struct
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -30,28 +32,72 @@ from ._records import (
     split_seen,
 )
 
-_LINK = struct.Struct("8s16s")
+#: A fingerprint link entry: 8-byte fingerprint, 16-byte document id.
+LINK = struct.Struct("8s16s")
 _NO_IDS = np.zeros((0, 16), dtype=np.uint8)
+#: Items encoded at a time while a bulk load streams its document records into LMDB: the
+#: objects of one chunk are freed before the next is built, so memory is reused (page faults
+#: on fresh memory, not the work itself, dominate passes over millions of new objects).
+CHUNK = 1 << 14
+_HEADER_DTYPE = np.dtype([("fp", ">u8"), ("seen", ">f8"), ("len", ">u4")])
+assert _HEADER_DTYPE.itemsize == HEADER.size
+_FP, _KEY, _RECORD = (operator.itemgetter(i) for i in range(3))
 
 
 @dataclass
 class Prepared:
-    """Items with unique keys (the last of repeated keys wins)."""
+    """Checked items with unique keys (the last of repeated keys wins), in document id order.
 
-    docids: Sequence[bytes]  # sorted ascending
-    fingerprints: np.ndarray  # uint64, one per docid
-    encoded: list[bytes]  # document records, one per docid
-    positions: list[int]  # where each docid's item is in ``source``
+    Positions ``i`` count in that order: ``id_rows[i]`` is the id, ``fingerprints[i]`` the
+    fingerprint, and ``order[i]`` where the item is among those read. Document records are
+    encoded on demand, a chunk at a time (:meth:`entries`).
+    """
+
+    id_rows: np.ndarray  # (n, 16) uint8: the document ids, ascending
+    fingerprints: np.ndarray  # uint64, one per id
+    order: np.ndarray  # int64 positions in ``source``, one per id
     source: list[tuple[int, str, dict[str, Any]]]  # the items read, repeats included
-    id_rows: np.ndarray  # the docids as rows of a (n, 16) uint8 array
+    keys: list[str]  # key of each item read
+    encoded: list[bytes] | None  # records of items with a record, one per id (else None)
+    now: float
 
     @property
     def read(self) -> int:
         return len(self.source)
 
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def docids(self) -> list[bytes]:
+        return self.id_rows.view("V16").ravel().tolist()
+
     def item(self, i: int) -> tuple[int, str, dict[str, Any]]:
-        """The item stored under ``docids[i]``."""
-        return self.source[self.positions[i]]
+        """The item stored under id ``i``."""
+        return self.source[int(self.order[i])]
+
+    def entries(self, selected: np.ndarray | None = None) -> Iterator[tuple[bytes, bytes]]:
+        """(document id, record) LMDB entries, ascending, of every id or the ``selected``
+        positions (ascending), built a chunk at a time."""
+        count = len(self) if selected is None else len(selected)
+        for start in range(0, count, CHUNK):
+            end = start + CHUNK
+            at = slice(start, end) if selected is None else selected[start:end]
+            ids = self.id_rows[at].view("V16").ravel().tolist()
+            if self.encoded is not None:
+                if selected is None:
+                    positions = list(range(start, min(count, end)))
+                else:
+                    positions = selected[start:end].tolist()
+                yield from zip(ids, _picker(positions)(self.encoded), strict=True)
+                continue
+            keys = _picker(self.order[at].tolist())(self.keys)
+            data = list(map(str.encode, keys))
+            header = np.empty(len(data), dtype=_HEADER_DTYPE)
+            header["fp"] = self.fingerprints[at]
+            header["seen"] = self.now
+            header["len"] = np.fromiter(map(len, data), dtype=np.uint32, count=len(data))
+            records = map(operator.add, header.view(f"V{HEADER.size}").tolist(), data)
+            yield from zip(ids, records, strict=True)
 
 
 @contextmanager
@@ -67,7 +113,7 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _fingerprints(column: tuple[Any, ...]) -> np.ndarray:
+def _fingerprints(column: list[Any]) -> np.ndarray:
     if set(map(type, column)) == {int}:
         try:
             return np.fromiter(column, dtype=np.uint64, count=len(column))
@@ -76,7 +122,7 @@ def _fingerprints(column: tuple[Any, ...]) -> np.ndarray:
     return np.fromiter(map(check_fingerprint, column), dtype=np.uint64, count=len(column))
 
 
-def _check_columns(keys: tuple[Any, ...], records: tuple[Any, ...]) -> None:
+def _check_columns(keys: list[Any], records: list[Any]) -> None:
     if set(map(type, keys)) != {str} or not all(keys):
         for key in keys:
             check_key(key)
@@ -85,14 +131,34 @@ def _check_columns(keys: tuple[Any, ...], records: tuple[Any, ...]) -> None:
         raise TypeError(f"record must be a dict, got {type(bad).__name__}")
 
 
-def _doc_ids(key_bytes: list[bytes]) -> bytearray:
+def _triples(items: list[Any]) -> list[Any]:
+    """``items`` if each is a sequence of 3, else the error of the first that is not (items
+    that unpack to 3 values without being sequences are converted to tuples)."""
+    try:
+        if set(map(len, items)) == {3}:
+            return items
+    except TypeError:
+        pass
+    triples = []
+    for item in items:
+        try:
+            item = tuple(item)
+        except TypeError:
+            _, _, _ = item  # the error of unpacking a non-iterable
+        _, _, _ = item
+        triples.append(item)
+    return triples
+
+
+def _doc_ids(keys: list[str]) -> bytearray:
     """The 16-byte BLAKE2b of each key (as :func:`._records.doc_id`), concatenated."""
     blank = hashlib.blake2b(digest_size=16)
     out = bytearray()
-    for data in key_bytes:
-        h = blank.copy()
-        h.update(data)
-        out += h.digest()
+    for start in range(0, len(keys), CHUNK):
+        for data in map(str.encode, keys[start : start + CHUNK]):
+            h = blank.copy()
+            h.update(data)
+            out += h.digest()
     return out
 
 
@@ -118,45 +184,56 @@ def _picker(positions: list[int]) -> Callable[[Sequence[Any]], Sequence[Any]]:
     return operator.itemgetter(*positions)
 
 
-def prepare(items: Iterable[tuple[int, str, dict[str, Any]]], now: float) -> Prepared:
-    """Validate and encode ``(fingerprint, key, record)`` items (first seen ``now``)."""
-    items = items if isinstance(items, list) else list(items)
+@dataclass
+class Columns:
+    """Items read and checked, by column (in the order read)."""
+
+    items: list[tuple[int, str, dict[str, Any]]]
+    fingerprints: np.ndarray  # uint64
+    keys: list[str]
+    records: list[dict[str, Any]]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+def read_items(items: Iterable[tuple[int, str, dict[str, Any]]]) -> Columns:
+    """``(fingerprint, key, record)`` items by column, each column type-checked."""
+    items = _triples(items if isinstance(items, list) else list(items))
     if not items:
-        return Prepared((), np.zeros(0, dtype=np.uint64), [], [], items, _NO_IDS)
-    try:
-        fp_column, keys, records = zip(*items, strict=True)
-    except (TypeError, ValueError):
-        for item in items:  # the error of the first malformed item
-            _, _, _ = item
-        raise
-    fingerprints = _fingerprints(fp_column)
+        return Columns(items, np.zeros(0, dtype=np.uint64), [], [])
+    fingerprints = _fingerprints(list(map(_FP, items)))
+    keys = list(map(_KEY, items))
+    records = list(map(_RECORD, items))
     _check_columns(keys, records)
-    key_bytes = list(map(str.encode, keys))
-    raw_ids = _doc_ids(key_bytes)
+    return Columns(items, fingerprints, keys, records)
+
+
+def prepare(columns: Columns, now: float) -> Prepared:
+    """Items (first seen ``now``) hashed and sorted by document id, and records encoded.
+    Every error left (a key that is not UTF-8, a record that is not JSON) is raised here,
+    before anything is written."""
+    keys, records = columns.keys, columns.records
+    if not keys:
+        nothing = np.zeros(0, dtype=np.int64)
+        return Prepared(_NO_IDS, columns.fingerprints, nothing, columns.items, [], None, now)
+    raw_ids = _doc_ids(keys)
     order = _unique_sorted(np.frombuffer(raw_ids, dtype=">u8").astype(np.uint64).reshape(-1, 2))
-    positions = order.tolist()
-    pick = _picker(positions)
-    # Records are encoded in input order (sequential memory access), then picked once.
-    fp_list = fingerprints.tolist()
-    if any(records):
-        encoded = []
-        for fp, key, record in zip(fp_list, keys, records, strict=True):
-            body, seen = split_seen(record, now)
-            encoded.append(encode_doc(fp, seen, key, body))
-    else:
-        pack = HEADER.pack
-        encoded = [
-            pack(fp, now, len(data)) + data for fp, data in zip(fp_list, key_bytes, strict=True)
-        ]
     id_rows = np.frombuffer(raw_ids, dtype=np.uint8).reshape(-1, 16)[order]
-    raw_sorted = id_rows.tobytes()
-    sorted_ids = [raw_sorted[i : i + 16] for i in range(0, len(raw_sorted), 16)]
-    return Prepared(sorted_ids, fingerprints[order], pick(encoded), positions, items, id_rows)
+    encoded = None
+    if any(records):
+        fp_list = columns.fingerprints.tolist()
+        encoded = []
+        for i in order.tolist():
+            body, seen = split_seen(records[i], now)
+            encoded.append(encode_doc(fp_list[i], seen, keys[i], body))
+    return Prepared(id_rows, columns.fingerprints[order], order, columns.items, keys, encoded, now)
 
 
-def links(fingerprints: np.ndarray, id_rows: np.ndarray) -> Iterator[tuple[bytes, bytes]]:
-    """(8-byte fingerprint, document id) entries in ascending order, for ``putmulti``; the
-    ids (rows of 16 bytes) must be in ascending order."""
+def links(fingerprints: np.ndarray, id_rows: np.ndarray) -> np.ndarray:
+    """Rows of 24 bytes, (8-byte fingerprint, document id), in ascending order: the entries
+    of the fingerprint links (cut by :data:`LINK`); the ids (rows of 16 bytes) must be in
+    ascending order."""
     order = np.argsort(fingerprints)
     ordered = fingerprints[order]
     if (ordered[1:] == ordered[:-1]).any():  # shared fingerprints: by document id
@@ -164,13 +241,50 @@ def links(fingerprints: np.ndarray, id_rows: np.ndarray) -> Iterator[tuple[bytes
     rows = np.empty((len(order), 24), dtype=np.uint8)
     rows[:, :8] = fingerprints[order].astype(">u8").view(np.uint8).reshape(-1, 8)
     rows[:, 8:] = id_rows[order]
-    return _LINK.iter_unpack(rows.tobytes())
+    return rows
 
 
-def distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values of a uint64 array, ascending."""
+class Ahead:
+    """Calls run in one background thread, at most ``depth`` ahead of the results taken,
+    in order: numpy releases the GIL while it sorts, so the next tables are sorted while the
+    caller writes the previous ones to LMDB (which stays in the caller's thread)."""
+
+    def __init__(self, calls: Iterable[Callable[[], Any]], depth: int = 2) -> None:
+        self._calls = iter(calls)
+        self._futures: deque[Future[Any]] = deque()
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="scrapy-simhash-bulk")
+        while len(self._futures) < depth and self._submit():
+            pass
+
+    def _submit(self) -> bool:
+        call = next(self._calls, None)
+        if call is None:
+            return False
+        self._futures.append(self._pool.submit(call))
+        return True
+
+    def __iter__(self) -> Iterator[Any]:
+        while self._futures:
+            future = self._futures.popleft()
+            self._submit()
+            yield future.result()
+
+    def close(self) -> None:
+        """Cancel the calls not started; wait for the one running."""
+        self._futures.clear()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> Ahead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """``values`` sorted, repeats dropped."""
     values = np.sort(values)
-    if values.size > 1:
+    if values.size > 1 and (values[1:] == values[:-1]).any():
         values = values[np.concatenate(([True], values[1:] != values[:-1]))]
     return values
 

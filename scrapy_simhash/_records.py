@@ -16,7 +16,9 @@ import hashlib
 import json
 import operator
 import struct
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 HEADER = struct.Struct(">QdI")
 FINGERPRINT_LIMIT = 1 << 64
@@ -51,18 +53,36 @@ def check_key(key: Any) -> str:
     return key
 
 
+class Entry:
+    """A document record waiting for its fingerprint and first-seen time: the key and the
+    caller's record encoded (so a bad one fails before anything is written)."""
+
+    __slots__ = ("key_len", "payload", "seen")
+
+    def __init__(self, key: str, record: dict[str, Any]) -> None:
+        record, seen = split_seen(record, None)
+        key_bytes = key.encode("utf-8")
+        try:
+            body = (
+                json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                if record
+                else b""
+            )
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"record for key {key!r} must be JSON-serializable: {exc}") from None
+        self.key_len = len(key_bytes)
+        self.payload = key_bytes + body
+        #: First-seen time given in the record, else None.
+        self.seen: float | None = seen
+
+    def data(self, fingerprint: int, seen: float) -> bytes:
+        """The document record's bytes."""
+        return HEADER.pack(fingerprint, seen, self.key_len) + self.payload
+
+
 def encode_doc(fingerprint: int, seen: float, key: str, record: dict[str, Any]) -> bytes:
     """A document record's bytes (``record`` without ``seen``)."""
-    key_bytes = key.encode("utf-8")
-    try:
-        body = (
-            json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-            if record
-            else b""
-        )
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"record for key {key!r} must be JSON-serializable: {exc}") from None
-    return HEADER.pack(fingerprint, seen, len(key_bytes)) + key_bytes + body
+    return Entry(key, record).data(fingerprint, seen)
 
 
 def decode_header(data: bytes) -> tuple[int, float]:
@@ -82,7 +102,7 @@ def decode_doc(data: bytes) -> tuple[int, str, dict[str, Any]]:
     return fingerprint, key, record
 
 
-def split_seen(record: dict[str, Any], default: float) -> tuple[dict[str, Any], float]:
+def split_seen(record: dict[str, Any], default: T) -> tuple[dict[str, Any], float | T]:
     """The record without ``seen``, and ``seen`` (given by the caller, else ``default``)."""
     if "seen" not in record:
         return record, default

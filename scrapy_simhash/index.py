@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import lmdb
@@ -35,28 +36,30 @@ import numpy as np
 
 from . import _lmdb
 from ._bulk import (
+    LINK,
+    Ahead,
     Pending,
     Prepared,
     bucket_entries,
     bucket_values,
-    distinct,
     fingerprint_bytes,
     gc_paused,
     links,
     prepare,
+    read_items,
+    sorted_distinct,
 )
 from ._layout import MAX_SUPPORTED_DISTANCE, Layout, choose_layout
 from ._pairs import near_pairs
 from ._records import (
     Buckets,
+    Entry,
     check_fingerprint,
     check_key,
     choose_key_bytes,
     decode_doc,
     decode_header,
     doc_id,
-    encode_doc,
-    split_seen,
 )
 from .fingerprint import FINGERPRINT_VERSION
 
@@ -292,12 +295,27 @@ class SimhashIndex:
             yield txn
 
     @contextmanager
-    def _write(self) -> Iterator[lmdb.Transaction]:
+    def _write(self, single: bool = False) -> Iterator[lmdb.Transaction]:
+        """A write transaction for one operation. Inside a batch, the operation runs in a
+        nested transaction (one that fails leaves the batch untouched), or, when ``single``
+        (an operation that checked its input and cannot fail before it writes), in the batch
+        transaction itself: nesting costs more than the operation once the batch holds
+        thousands of pages. Such an operation interrupted midway rolls back the whole
+        uncommitted batch."""
         env = self._env()
         if self.readonly:
             raise ValueError(f"index {self.path!r} is open read-only")
-        if self._batch is not None:
-            # A nested transaction per operation: one that fails leaves the batch untouched.
+        if self._batch is None:
+            with env.begin(write=True) as txn:
+                yield txn
+            return
+        if single:
+            try:
+                yield self._batch
+            except BaseException:
+                self._restart_batch(env)
+                raise
+        else:
             self._pending.begin()
             try:
                 with env.begin(write=True, parent=self._batch) as txn:
@@ -306,14 +324,19 @@ class SimhashIndex:
                 self._pending.rollback()
                 raise
             self._pending.keep()
-            self._batch_ops += 1
-            if self._batch_ops >= self._batch_size:
-                self._commit_batch(env)
-            elif len(self._pending) >= _PENDING_MAX:
-                self._flush()
-            return
-        with env.begin(write=True) as txn:
-            yield txn
+        self._batch_ops += 1
+        if self._batch_ops >= self._batch_size:
+            self._commit_batch(env)
+        elif len(self._pending) >= _PENDING_MAX:
+            self._flush()
+
+    def _restart_batch(self, env: lmdb.Environment) -> None:
+        """Roll back the uncommitted batch and begin it afresh."""
+        assert self._batch is not None
+        self._batch.abort()
+        self._pending.take()
+        self._batch = env.begin(write=True)
+        self._batch_ops = 0
 
     def _flush(self) -> None:
         """Write the pending table entries into the batch transaction (an LMDB error there
@@ -324,9 +347,7 @@ class SimhashIndex:
         try:
             self._put_tables(self._batch, self._pending.take())
         except lmdb.Error:
-            self._batch.abort()
-            self._batch = self._env().begin(write=True)
-            self._batch_ops = 0
+            self._restart_batch(self._env())
             raise
 
     def _commit_batch(self, env: lmdb.Environment | None) -> None:
@@ -343,9 +364,11 @@ class SimhashIndex:
         operations (committed when full and at the end): the way to insert one by one quickly.
 
         Reads inside the block see the uncommitted writes. Other processes' writers wait while
-        a batch transaction is open, so keep blocks short-lived. Each operation is atomic (a
-        nested transaction); when the block raises, the operations done so far are committed,
-        except after an LMDB error, which rolls back those not committed yet.
+        a batch transaction is open, so keep blocks short-lived. Each operation is atomic: one
+        whose input is bad fails before it writes, and leaves the batch untouched. When the
+        block raises, the operations done so far are committed, except after an LMDB error or
+        an exception inside an operation (such as KeyboardInterrupt), which roll back those
+        not committed yet.
 
         The table entries of fingerprints new to the index are held back until the
         transaction commits and then written sorted, a bucket at a time (queries in the block
@@ -435,7 +458,7 @@ class SimhashIndex:
         txn: lmdb.Transaction,
         fingerprint: int,
         key: str,
-        record: dict[str, Any],
+        entry: Entry,
         now: float,
         tables: bool = True,
     ) -> bool:
@@ -443,15 +466,12 @@ class SimhashIndex:
         added to the tables unless ``tables`` is False)."""
         docid = doc_id(key)
         old = txn.get(docid, db=self._docs)
-        given_seen = "seen" in record
-        record, seen = split_seen(record, now)
+        seen = now if entry.seen is None else entry.seen
         old_fp = None
         if old is not None:
             old_fp, old_seen = decode_header(old)
-            if not given_seen:
+            if entry.seen is None:
                 seen = old_seen
-        # Encoded before any write: a bad record leaves the transaction untouched.
-        data = encode_doc(fingerprint, seen, key, record)
         new = False
         if old_fp is None:
             new = self._link(txn, fingerprint, docid)
@@ -459,7 +479,7 @@ class SimhashIndex:
             if old_fp != fingerprint:
                 self._unlink(txn, old_fp, docid)
                 new = self._link(txn, fingerprint, docid)
-        txn.put(docid, data, db=self._docs)
+        txn.put(docid, entry.data(fingerprint, seen), db=self._docs)
         if new and tables:
             self._add_to_tables(txn, fingerprint)
         return new
@@ -471,9 +491,9 @@ class SimhashIndex:
         its first-seen time ``seen`` stays unless ``seen=`` is given.
         """
         fingerprint = check_fingerprint(fingerprint)
-        key = check_key(key)
-        with self._write() as txn:
-            self._store(txn, fingerprint, key, record, time.time())
+        entry = Entry(check_key(key), record)
+        with self._write(single=True) as txn:
+            self._store(txn, fingerprint, key, entry, time.time())
 
     def insert_many(self, items: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
         """Store many ``(fingerprint, key, record)`` in one write transaction (the last of
@@ -485,52 +505,107 @@ class SimhashIndex:
         during the call.
         """
         with gc_paused():
-            batch = prepare(items, time.time())
-            if batch.docids:
+            columns = read_items(items)
+            if not len(columns):
+                return 0
+            # Into an empty index, the tables are sorted in the background from now on.
+            ahead = None
+            if len(columns) > _FEW and self._empty():
+                ahead = self._tables_ahead(columns.fingerprints)
+            try:
+                batch = prepare(columns, time.time())
                 with self._write() as txn:
-                    self._load(txn, batch)
+                    self._load(txn, batch, ahead)
+            finally:
+                if ahead is not None:
+                    ahead.close()
             return batch.read
 
-    def _load(self, txn: lmdb.Transaction, batch: Prepared) -> None:
-        empty = txn.stat(self._docs)["entries"] == 0
+    def _empty(self) -> bool:
+        with self._read() as txn:
+            return txn.stat(self._docs)["entries"] == 0
+
+    def _tables_ahead(self, fingerprints: np.ndarray, whole: Sequence[bool] | None = None) -> Ahead:
+        """Each table's entries for ``fingerprints`` (see :meth:`_table_entries`), computed in a
+        background thread: all of them ahead when they take at most 1 GiB, else two."""
+        if whole is None:
+            whole = [True] * len(self._plans)
+        calls = [
+            partial(self._table_entries, plan, fingerprints, w)
+            for plan, w in zip(self._plans, whole, strict=True)
+        ]
+        fit = (1 << 30) // max(1, 8 * fingerprints.size)
+        return Ahead(calls, depth=max(2, min(len(calls), fit)))
+
+    def _load(self, txn: lmdb.Transaction, batch: Prepared, ahead: Ahead | None) -> None:
+        if txn.stat(self._docs)["entries"] == 0:
+            if ahead is None or len(batch) != batch.read:  # repeated keys: fewer fingerprints
+                ahead = self._tables_ahead(batch.fingerprints)
+            with ahead:
+                self._load_empty(txn, batch, ahead)
+            return
+        # Keys stored before are replaced one by one; new ones are written sorted.
+        fresh = []
         new_fps: list[int] = []
-        docids, fps, encoded = batch.docids, batch.fingerprints, batch.encoded
-        id_rows = batch.id_rows
-        if not empty:
-            fresh = []
-            now = time.time()
-            for i, docid in enumerate(docids):
-                if txn.get(docid, db=self._docs) is None:
-                    fresh.append(i)
-                    continue
-                fp, key, record = batch.item(i)
-                if self._store(txn, fp, key, record, now, tables=False):
-                    new_fps.append(fp)
-            if len(fresh) < len(docids):
-                docids = [docids[i] for i in fresh]
-                fps = fps[fresh]
-                encoded = [encoded[i] for i in fresh]
-                id_rows = id_rows[fresh]
+        now = time.time()
+        for i, docid in enumerate(batch.docids()):
+            if txn.get(docid, db=self._docs) is None:
+                fresh.append(i)
+                continue
+            fp, key, record = batch.item(i)
+            if self._store(txn, fp, key, Entry(key, record), now, tables=False):
+                new_fps.append(fp)
+        selected = np.array(fresh, dtype=np.int64)
+        fps = batch.fingerprints[selected]
         with txn.cursor(self._docs) as cur:
-            added = cur.putmulti(zip(docids, encoded, strict=True), append=empty)
-        _check_added(added, len(docids), "docs")
+            added = cur.putmulti(batch.entries(selected))
+        _check_added(added, len(selected), "docs")
         # Fingerprints new to the index (checked before their links are written).
-        new = distinct(fps)
-        if not empty:
-            new = np.array(
-                [
-                    f
-                    for f, b in zip(new.tolist(), fingerprint_bytes(new), strict=True)
-                    if txn.get(b, db=self._fps) is None
-                ],
-                dtype=np.uint64,
-            )
+        new = sorted_distinct(fps)
+        new = np.array(
+            [
+                f
+                for f, b in zip(new.tolist(), fingerprint_bytes(new), strict=True)
+                if txn.get(b, db=self._fps) is None
+            ],
+            dtype=np.uint64,
+        )
         with txn.cursor(self._fps) as cur:
-            added = cur.putmulti(links(fps, id_rows), append=empty)
-        _check_added(added, len(docids), "fps")
+            added = cur.putmulti(LINK.iter_unpack(links(fps, batch.id_rows[selected])))
+        _check_added(added, len(selected), "fps")
         # A fingerprint is new at most once per call (keys are unique in it), and no new one
         # is unlinked again: add them all to the tables, sorted per table.
         self._put_tables(txn, np.concatenate([np.array(new_fps, dtype=np.uint64), new]))
+
+    def _load_empty(self, txn: lmdb.Transaction, batch: Prepared, tables: Ahead) -> None:
+        """Bulk load into an empty index: every entry appended in order, while ``tables``
+        computes the tables' entries in the background."""
+        with txn.cursor(self._docs) as cur:
+            added = cur.putmulti(batch.entries(), append=True)
+        _check_added(added, len(batch), "docs")
+        with txn.cursor(self._fps) as cur:
+            rows = links(batch.fingerprints, batch.id_rows)
+            added = cur.putmulti(LINK.iter_unpack(rows), append=True)
+        _check_added(added, len(batch), "fps")
+        count = 0
+        for db, result in zip(self._tables, tables, strict=True):
+            count, entries = result
+            self._write_buckets(txn, db, entries)
+        self._count(txn, count)
+
+    def _table_entries(self, plan: Any, fingerprints: np.ndarray, whole: bool) -> Any:
+        """A table's permutation of ``fingerprints``, sorted and without repeats; as bucket
+        entries when ``whole`` (the table is empty: nothing to merge with)."""
+        permuted = sorted_distinct(plan.forward_np(fingerprints))
+        return (permuted.size, bucket_entries(permuted, self._codec)) if whole else permuted
+
+    def _write_buckets(self, txn: lmdb.Transaction, db: Any, entries: list[Any]) -> None:
+        """Write a table's bucket entries, in key order."""
+        with txn.cursor(db) as cur:
+            # Not appended: pages split half full leave room for later single inserts (a
+            # full page splits on the next one, writing two pages and its parent).
+            added = cur.putmulti(entries)
+        _check_added(added, len(entries), "table")
 
     def _put_tables(self, txn: lmdb.Transaction, fingerprints: np.ndarray) -> None:
         """Add fingerprints new to the index to every table, sorted: each bucket touched is
@@ -560,25 +635,23 @@ class SimhashIndex:
                 txn.put(key, bucket, db=db)
 
     def _merge_sorted(self, txn: lmdb.Transaction, fingerprints: np.ndarray) -> None:
-        """Many fingerprints: each table's new entries sorted with numpy, merged with the
-        buckets they fall in, and the buckets written in key order."""
-        codec = self._codec
-        for plan, db in zip(self._plans, self._tables, strict=True):
-            permuted = np.sort(plan.forward_np(fingerprints))
-            with txn.cursor(db) as cur:
-                if cur.last():
-                    permuted = self._merge_buckets(txn, db, permuted)
-                entries = bucket_entries(permuted, codec)
-                # Not appended: pages split half full leave room for later single inserts
-                # (a full page splits on the next one, writing two pages and its parent).
-                added = cur.putmulti(entries)
-            _check_added(added, len(entries), "table")
+        """Many distinct fingerprints: each table's new entries sorted with numpy (in a
+        background thread, a table or two ahead), merged with the buckets they fall in, and
+        the buckets written in key order."""
+        whole = [txn.stat(db)["entries"] == 0 for db in self._tables]
+        with self._tables_ahead(fingerprints, whole) as ahead:
+            for db, w, result in zip(self._tables, whole, ahead, strict=True):
+                if w:
+                    self._write_buckets(txn, db, result[1])
+                    continue
+                permuted = self._merge_buckets(txn, db, result)
+                self._write_buckets(txn, db, bucket_entries(permuted, self._codec))
 
     def _merge_buckets(self, txn: lmdb.Transaction, db: Any, permuted: np.ndarray) -> np.ndarray:
         """Sorted ``permuted`` values together with those already in the buckets they fall in
         (a bucket is rewritten whole)."""
         codec = self._codec
-        keys = distinct(permuted >> np.uint64(codec.shift))
+        keys = sorted_distinct(permuted >> np.uint64(codec.shift))
         width = codec.key_bytes
         raw = keys.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - width :]
         old = []
@@ -592,7 +665,7 @@ class SimhashIndex:
         """Remove the document stored under ``key``; False if there was none."""
         key = check_key(key)
         docid = doc_id(key)
-        with self._write() as txn:
+        with self._write(single=True) as txn:
             old = txn.pop(docid, db=self._docs)
             if old is None:
                 return False
@@ -696,13 +769,13 @@ class SimhashIndex:
             return [self._matches(txn, self._probe(txn, fp, k)) for fp in queries]
 
     def _check_and_store(
-        self, txn: lmdb.Transaction, fingerprint: int, key: str, record: dict[str, Any], now: float
+        self, txn: lmdb.Transaction, fingerprint: int, key: str, entry: Entry, now: float
     ) -> Match | None:
         docid = doc_id(key)
         matches = self._matches(txn, self._probe(txn, fingerprint, self.max_distance), docid)
         if matches:
             return matches[0]
-        self._store(txn, fingerprint, key, record, now)
+        self._store(txn, fingerprint, key, entry, now)
         return None
 
     def check_and_insert(self, fingerprint: int, key: str, **record: Any) -> Match | None:
@@ -710,23 +783,25 @@ class SimhashIndex:
         itself) if there is one, else insert this one and return None. Processes racing with
         near duplicates of one another admit exactly one."""
         fingerprint = check_fingerprint(fingerprint)
-        key = check_key(key)
-        with self._write() as txn:
-            return self._check_and_store(txn, fingerprint, key, record, time.time())
+        entry = Entry(check_key(key), record)
+        with self._write(single=True) as txn:
+            return self._check_and_store(txn, fingerprint, key, entry, time.time())
 
     def check_and_insert_many(
         self, items: Sequence[tuple[int, str, dict[str, Any]]]
     ) -> list[Match | None]:
         """:meth:`check_and_insert` for each ``(fingerprint, key, record)`` in ONE write
-        transaction, each item seeing those admitted before it."""
+        transaction, each item seeing those admitted before it. Every item is checked before
+        any is written."""
         checked = []
         for fingerprint, key, record in items:
             if not isinstance(record, dict):
                 raise TypeError(f"record must be a dict, got {type(record).__name__}")
-            checked.append((check_fingerprint(fingerprint), check_key(key), record))
+            key = check_key(key)
+            checked.append((check_fingerprint(fingerprint), key, Entry(key, record)))
         now = time.time()
         with self._write() as txn:
-            return [self._check_and_store(txn, fp, key, rec, now) for fp, key, rec in checked]
+            return [self._check_and_store(txn, fp, key, e, now) for fp, key, e in checked]
 
     def get(self, key: str) -> Match | None:
         """The stored entry for ``key`` (distance 0), or None."""

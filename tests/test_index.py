@@ -406,3 +406,60 @@ def test_batch_holds_back_table_entries_and_rolls_back_failed_operations(index):
     assert [m.key for m in index.query(0x4321 << 40)] == ["b"]
     assert index.stats()["fingerprints"] == 1
     assert index.verify() == []
+
+
+class _Interrupted(SimhashIndex):
+    """An index whose table writes raise for one fingerprint: an operation interrupted after
+    it began to write (as by KeyboardInterrupt)."""
+
+    fail_on = -1
+
+    def _add_to_tables(self, txn, fingerprint):
+        if fingerprint == self.fail_on:
+            raise KeyboardInterrupt
+        super()._add_to_tables(txn, fingerprint)
+
+    def _table_entries(self, plan, fingerprints, whole):
+        if self.fail_on in fingerprints.tolist() and plan is self._plans[-1]:
+            raise MemoryError("table sort failed")
+        return super()._table_entries(plan, fingerprints, whole)
+
+
+def test_an_operation_interrupted_midway_rolls_back_the_uncommitted_batch(tmp_path):
+    with _Interrupted(tmp_path / "ix", expected_size=1000) as ix:
+        rng = random.Random(3)
+        fps = [rng.getrandbits(64) for _ in range(9)]
+        ix.fail_on = fps[6]
+        with ix.batch(commit_every=4):
+            for i in range(6):
+                ix.insert(fps[i], f"k{i}")  # k0-k3 committed, k4 and k5 not yet
+            with pytest.raises(KeyboardInterrupt):
+                ix.insert(fps[6], "dead")  # its document was written: all roll back
+            ix.insert(fps[7], "after")
+            with pytest.raises(TypeError, match="JSON"):  # bad input: fails before writing
+                ix.insert(fps[8], "bad", x=object())
+        assert sorted(ix.keys()) == ["after", "k0", "k1", "k2", "k3"]
+        assert ix.verify() == []
+        assert [m.key for m in ix.query(fps[7])] == ["after"]
+        assert ix.query(fps[4]) == [] and ix.query(fps[6]) == []
+
+
+def test_a_bulk_load_whose_background_table_sort_fails_writes_nothing(tmp_path, monkeypatch):
+    import scrapy_simhash.index as index_module
+
+    monkeypatch.setattr(index_module, "_FEW", 10)  # tables sorted ahead from the start
+    rng = random.Random(5)
+    items = [(rng.getrandbits(64), f"k{i}", {}) for i in range(200)]
+    with _Interrupted(tmp_path / "ix", expected_size=1000) as ix:
+        ix.fail_on = items[7][0]
+        with pytest.raises(MemoryError, match="table sort"):
+            ix.insert_many(items)
+        assert len(ix) == 0 and ix.verify() == []
+        ix.fail_on = -1
+        # Repeated keys: the tables sorted ahead from every item read are not used (the
+        # superseded fingerprint is in no document).
+        assert ix.insert_many([*items, (1 << 63, "k3", {})]) == 201
+        assert len(ix) == 200 and ix.verify() == []
+        assert ix.query(items[3][0]) == []
+        assert [m.key for m in ix.query(1 << 63)] == ["k3"]
+        assert [m.key for m in ix.query(items[4][0])] == ["k4"]
