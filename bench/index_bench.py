@@ -81,12 +81,11 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
     stored[dst] = stored[src] ^ flips
     path = Path(args.data_dir) / f"index-{n}"
     shutil.rmtree(path, ignore_errors=True)
-    keys = [f"https://example.com/page/{i}" for i in range(n)]
 
     with SimhashIndex(path, max_distance=K, expected_size=n, reset=True) as ix:
         row["layout"] = ix.layout.name
         row["tables"] = ix.layout.tables
-        items = [(int(fp), key, {}) for fp, key in zip(stored.tolist(), keys, strict=True)]
+        items = [(fp, f"https://example.com/page/{i}", {}) for i, fp in enumerate(stored.tolist())]
         seconds, _ = timed(ix.insert_many, items)
         del items
         row["bulk_per_s"] = n / seconds
@@ -123,13 +122,15 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
         row["warm_up_s"] = seconds
         print(f"  N={n:.0e}: read every page in {seconds:.1f} s", flush=True)
         for commit_every in args.commit_every:
-            extra = rng.integers(0, 2**64, size=args.inserts, dtype=np.uint64).tolist()
-            start = time.perf_counter()
-            with ix.batch(commit_every=commit_every):
-                for i, fp in enumerate(extra):
-                    ix.insert(fp, f"https://example.com/new/{commit_every}/{i}")
-            row[f"insert_per_s_{commit_every}"] = args.inserts / (time.perf_counter() - start)
+            row[f"insert_per_s_{commit_every}"] = single_inserts(ix, commit_every, args, rng)
             print(f"  N={n:.0e}: single inserts, commits of {commit_every}", flush=True)
+        if args.no_sync:  # the same without waiting for the disk at each commit
+            ix.close()
+            ix = SimhashIndex(path, sync=False)
+            for commit_every in args.commit_every:
+                rate = single_inserts(ix, commit_every, args, rng, "nosync")
+                row[f"insert_per_s_{commit_every}_nosync"] = rate
+                print(f"  N={n:.0e}: single inserts, commits of {commit_every}, sync=False")
 
         stats = ix.stats()
         row["bytes_per_fp"] = stats["bytes_on_disk"] / stats["entries"]
@@ -142,11 +143,28 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
             seconds, pairs = timed(lambda: list(ix.pairs()))
             row["pairs_s"] = seconds
             row["pairs"] = len(pairs)
+        ix.close()
     if not args.keep:
         shutil.rmtree(path, ignore_errors=True)
     if n == args.simhash_size:
         row.update(bench_simhash(stored, queries, args))
     return row
+
+
+def single_inserts(
+    ix: SimhashIndex,
+    commit_every: int,
+    args: argparse.Namespace,
+    rng: np.random.Generator,
+    tag: str = "",
+) -> float:
+    """Inserts per second of ``args.inserts`` new fingerprints, one by one in a batch."""
+    extra = rng.integers(0, 2**64, size=args.inserts, dtype=np.uint64).tolist()
+    start = time.perf_counter()
+    with ix.batch(commit_every=commit_every):
+        for i, fp in enumerate(extra):
+            ix.insert(fp, f"https://example.com/new/{tag}{commit_every}/{i}")
+    return args.inserts / (time.perf_counter() - start)
 
 
 def warm_up(ix: SimhashIndex) -> None:
@@ -226,6 +244,10 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
             (f"single inserts /s (commit every {c})", f"insert_per_s_{c}", 0)
             for c in args.commit_every
         ),
+        *(
+            (f"single inserts /s (commit every {c}, sync=False)", f"insert_per_s_{c}_nosync", 0)
+            for c in (args.commit_every if args.no_sync else ())
+        ),
         ("bytes on disk per fingerprint (all dbs)", "bytes_per_fp", 1),
         ("  ... per fingerprint per table", "bytes_per_fp_table", 1),
         ("table pages per fingerprint per table", "table_bytes_per_fp_table", 1),
@@ -272,6 +294,11 @@ def main(argv: list[str] | None = None) -> None:
         type=float,
         default=1e6,
         help="largest N for the batch-mode pairs measurement",
+    )
+    parser.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="also time the single inserts with SimhashIndex(sync=False)",
     )
     parser.add_argument("--data-dir", default=None, help="where indexes are built")
     parser.add_argument("--keep", action="store_true", help="keep the built indexes")
