@@ -34,7 +34,7 @@ from ._records import (
 
 #: A fingerprint link entry: 8-byte fingerprint, 16-byte document id.
 LINK = struct.Struct("8s16s")
-_NO_IDS = np.zeros((0, 16), dtype=np.uint8)
+_NO_IDS = np.zeros(0, dtype="V16")
 #: Items encoded at a time while a bulk load streams its document records into LMDB: the
 #: objects of one chunk are freed before the next is built, so memory is reused (page faults
 #: on fresh memory, not the work itself, dominate passes over millions of new objects).
@@ -48,12 +48,12 @@ _FP, _KEY, _RECORD = (operator.itemgetter(i) for i in range(3))
 class Prepared:
     """Checked items with unique keys (the last of repeated keys wins), in document id order.
 
-    Positions ``i`` count in that order: ``id_rows[i]`` is the id, ``fingerprints[i]`` the
+    Positions ``i`` count in that order: ``ids[i]`` is the id, ``fingerprints[i]`` the
     fingerprint, and ``order[i]`` where the item is among those read. Document records are
     encoded on demand, a chunk at a time (:meth:`entries`).
     """
 
-    id_rows: np.ndarray  # (n, 16) uint8: the document ids, ascending
+    ids: np.ndarray  # V16: the 16-byte document ids, ascending
     fingerprints: np.ndarray  # uint64, one per id
     order: np.ndarray  # int64 positions in ``source``, one per id
     source: list[tuple[int, str, dict[str, Any]]]  # the items read, repeats included
@@ -69,7 +69,7 @@ class Prepared:
         return len(self.order)
 
     def docids(self) -> list[bytes]:
-        return self.id_rows.view("V16").ravel().tolist()
+        return self.ids.tolist()
 
     def item(self, i: int) -> tuple[int, str, dict[str, Any]]:
         """The item stored under id ``i``."""
@@ -79,25 +79,28 @@ class Prepared:
         """(document id, record) LMDB entries, ascending, of every id or the ``selected``
         positions (ascending), built a chunk at a time."""
         count = len(self) if selected is None else len(selected)
-        for start in range(0, count, CHUNK):
-            end = start + CHUNK
-            at = slice(start, end) if selected is None else selected[start:end]
-            ids = self.id_rows[at].view("V16").ravel().tolist()
-            if self.encoded is not None:
-                if selected is None:
-                    positions = list(range(start, min(count, end)))
-                else:
-                    positions = selected[start:end].tolist()
-                yield from zip(ids, _picker(positions)(self.encoded), strict=True)
-                continue
-            keys = _picker(self.order[at].tolist())(self.keys)
-            data = list(map(str.encode, keys))
-            header = np.empty(len(data), dtype=_HEADER_DTYPE)
-            header["fp"] = self.fingerprints[at]
-            header["seen"] = self.now
-            header["len"] = np.fromiter(map(len, data), dtype=np.uint32, count=len(data))
-            records = map(operator.add, header.view(f"V{HEADER.size}").tolist(), data)
-            yield from zip(ids, records, strict=True)
+        chunks = (
+            slice(start, start + CHUNK) if selected is None else selected[start : start + CHUNK]
+            for start in range(0, count, CHUNK)
+        )
+        return itertools.chain.from_iterable(map(self._chunk, chunks))
+
+    def _chunk(self, at: slice | np.ndarray) -> Iterator[tuple[bytes, bytes]]:
+        """The entries of the positions ``at``."""
+        ids = self.ids[at].tolist()
+        if self.encoded is not None:
+            if isinstance(at, slice):
+                positions = list(range(*at.indices(len(self))))
+            else:
+                positions = at.tolist()
+            return zip(ids, _picker(positions)(self.encoded), strict=True)
+        data = list(map(str.encode, _picker(self.order[at].tolist())(self.keys)))
+        header = np.empty(len(data), dtype=_HEADER_DTYPE)
+        header["fp"] = self.fingerprints[at]
+        header["seen"] = self.now
+        header["len"] = np.fromiter(map(len, data), dtype=np.uint32, count=len(data))
+        records = map(operator.add, header.view(f"V{HEADER.size}").tolist(), data)
+        return zip(ids, records, strict=True)
 
 
 @contextmanager
@@ -162,18 +165,20 @@ def _doc_ids(keys: list[str]) -> bytearray:
     return out
 
 
-def _unique_sorted(ids: np.ndarray) -> np.ndarray:
-    """Positions of the 16-byte ids (rows of a (n, 2) uint64 array) in ascending order,
-    the last position kept of repeated ids."""
-    order = np.argsort(ids[:, 0])
-    high = ids[order, 0]
-    if not (high[1:] == high[:-1]).any():
+def _unique_sorted(raw_ids: bytes | bytearray) -> np.ndarray:
+    """Positions of the concatenated 16-byte ids in ascending order, the last position kept
+    of repeated ids."""
+    halves = np.frombuffer(raw_ids, dtype=">u8")
+    high = halves[0::2].astype(np.uint64)
+    order = np.argsort(high)
+    ordered = high[order]
+    if not (ordered[1:] == ordered[:-1]).any():
         return order
-    positions = np.arange(len(ids))
-    order = np.lexsort((positions, ids[:, 1], ids[:, 0]))
-    sorted_ids = ids[order]
+    low = halves[1::2].astype(np.uint64)
+    order = np.lexsort((np.arange(len(high)), low, high))
+    high, low = high[order], low[order]
     last = np.ones(len(order), dtype=bool)
-    last[:-1] = (sorted_ids[1:] != sorted_ids[:-1]).any(axis=1)
+    last[:-1] = (high[1:] != high[:-1]) | (low[1:] != low[:-1])
     return order[last]
 
 
@@ -218,8 +223,8 @@ def prepare(columns: Columns, now: float) -> Prepared:
         nothing = np.zeros(0, dtype=np.int64)
         return Prepared(_NO_IDS, columns.fingerprints, nothing, columns.items, [], None, now)
     raw_ids = _doc_ids(keys)
-    order = _unique_sorted(np.frombuffer(raw_ids, dtype=">u8").astype(np.uint64).reshape(-1, 2))
-    id_rows = np.frombuffer(raw_ids, dtype=np.uint8).reshape(-1, 16)[order]
+    order = _unique_sorted(raw_ids)
+    ids = np.frombuffer(raw_ids, dtype="V16")[order]
     encoded = None
     if any(records):
         fp_list = columns.fingerprints.tolist()
@@ -227,20 +232,25 @@ def prepare(columns: Columns, now: float) -> Prepared:
         for i in order.tolist():
             body, seen = split_seen(records[i], now)
             encoded.append(encode_doc(fp_list[i], seen, keys[i], body))
-    return Prepared(id_rows, columns.fingerprints[order], order, columns.items, keys, encoded, now)
+    return Prepared(ids, columns.fingerprints[order], order, columns.items, keys, encoded, now)
 
 
-def links(fingerprints: np.ndarray, id_rows: np.ndarray) -> np.ndarray:
-    """Rows of 24 bytes, (8-byte fingerprint, document id), in ascending order: the entries
-    of the fingerprint links (cut by :data:`LINK`); the ids (rows of 16 bytes) must be in
-    ascending order."""
+#: A fingerprint link entry as a numpy record (the layout of :data:`LINK`).
+_LINK_DTYPE = np.dtype([("fp", ">u8"), ("id", "V16")])
+assert _LINK_DTYPE.itemsize == LINK.size
+
+
+def links(fingerprints: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """The fingerprint link entries (8-byte fingerprint, 16-byte document id) in ascending
+    order, as records to cut with :data:`LINK`; ``ids`` (V16) must be in ascending order."""
     order = np.argsort(fingerprints)
     ordered = fingerprints[order]
     if (ordered[1:] == ordered[:-1]).any():  # shared fingerprints: by document id
         order = np.argsort(fingerprints, kind="stable")
-    rows = np.empty((len(order), 24), dtype=np.uint8)
-    rows[:, :8] = fingerprints[order].astype(">u8").view(np.uint8).reshape(-1, 8)
-    rows[:, 8:] = id_rows[order]
+        ordered = fingerprints[order]
+    rows = np.empty(len(order), dtype=_LINK_DTYPE)
+    rows["fp"] = ordered
+    rows["id"] = ids[order]
     return rows
 
 

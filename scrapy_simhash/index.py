@@ -571,7 +571,7 @@ class SimhashIndex:
             dtype=np.uint64,
         )
         with txn.cursor(self._fps) as cur:
-            added = cur.putmulti(LINK.iter_unpack(links(fps, batch.id_rows[selected])))
+            added = cur.putmulti(LINK.iter_unpack(links(fps, batch.ids[selected])))
         _check_added(added, len(selected), "fps")
         # A fingerprint is new at most once per call (keys are unique in it), and no new one
         # is unlinked again: add them all to the tables, sorted per table.
@@ -584,7 +584,7 @@ class SimhashIndex:
             added = cur.putmulti(batch.entries(), append=True)
         _check_added(added, len(batch), "docs")
         with txn.cursor(self._fps) as cur:
-            rows = links(batch.fingerprints, batch.id_rows)
+            rows = links(batch.fingerprints, batch.ids)
             added = cur.putmulti(LINK.iter_unpack(rows), append=True)
         _check_added(added, len(batch), "fps")
         count = 0
