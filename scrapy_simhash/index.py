@@ -501,8 +501,9 @@ class SimhashIndex:
 
         New keys are written sorted (appended without comparisons into an empty index), and
         each table's buckets are written once each, in order: the fast path for a bulk import.
-        Keys already stored are replaced as by :meth:`insert`. The garbage collector is paused
-        during the call.
+        Keys already stored are replaced as by :meth:`insert`. Every item is checked before
+        anything is written. The garbage collector is paused during the call, and the tables
+        are sorted in a background thread (numpy; LMDB is used from the calling thread only).
         """
         with gc_paused():
             columns = read_items(items)
