@@ -138,13 +138,10 @@ def _check_columns(keys: list[Any], records: list[Any]) -> None:
 
 
 def _triples(items: list[Any]) -> list[Any]:
-    """``items`` if each is a sequence of 3, else the error of the first that is not (items
-    that unpack to 3 values without being sequences are converted to tuples)."""
-    try:
-        if set(map(len, items)) == {3}:
-            return items
-    except TypeError:
-        pass
+    """``items`` if each is a tuple or list of 3, else the error of the first that does not
+    unpack to 3 values (the others are converted to tuples)."""
+    if set(map(type, items)) <= {tuple, list} and set(map(len, items)) == {3}:
+        return items
     triples = []
     for item in items:
         try:
@@ -273,7 +270,15 @@ class Ahead:
         call = next(self._calls, None)
         if call is None:
             return False
-        self._futures.append(self._pool.submit(call))
+        try:
+            future = self._pool.submit(call)
+        except RuntimeError:  # no new thread (the interpreter is exiting): run it here
+            future = Future()
+            try:
+                future.set_result(call())
+            except Exception as exc:
+                future.set_exception(exc)
+        self._futures.append(future)
         return True
 
     def __iter__(self) -> Iterator[Any]:

@@ -541,10 +541,14 @@ class SimhashIndex:
     def _load(self, txn: lmdb.Transaction, batch: Prepared, ahead: Ahead | None) -> None:
         if txn.stat(self._docs)["entries"] == 0:
             if ahead is None or len(batch) != batch.read:  # repeated keys: fewer fingerprints
+                if ahead is not None:
+                    ahead.close()
                 ahead = self._tables_ahead(batch.fingerprints)
             with ahead:
                 self._load_empty(txn, batch, ahead)
             return
+        if ahead is not None:  # sorted for an empty index, which another process filled
+            ahead.close()
         # Keys stored before are replaced one by one; new ones are written sorted.
         fresh = []
         new_fps: list[int] = []
