@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._bulk import sorted_distinct
 from ._layout import Layout
 
 
@@ -17,7 +18,7 @@ def near_pairs(
     layout: Layout, fingerprints: np.ndarray, max_distance: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(a, b, distance) arrays, ``a < b``, of distinct fingerprints within ``max_distance``."""
-    values = np.unique(np.asarray(fingerprints, dtype=np.uint64))
+    values = sorted_distinct(np.asarray(fingerprints, dtype=np.uint64))
     found_a: list[np.ndarray] = []
     found_b: list[np.ndarray] = []
     for plan in layout.plans:

@@ -91,6 +91,12 @@ def decode_header(data: bytes) -> tuple[int, float]:
     return fingerprint, seen
 
 
+def decode_key(data: bytes) -> tuple[int, str]:
+    """(fingerprint, key) of a document record (its JSON part left unread)."""
+    fingerprint, _, key_len = HEADER.unpack_from(data)
+    return fingerprint, bytes(data[HEADER.size : HEADER.size + key_len]).decode("utf-8")
+
+
 def decode_doc(data: bytes) -> tuple[int, str, dict[str, Any]]:
     """(fingerprint, key, record with ``seen``) of a document record."""
     fingerprint, seen, key_len = HEADER.unpack_from(data)

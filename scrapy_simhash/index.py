@@ -59,6 +59,7 @@ from ._records import (
     choose_key_bytes,
     decode_doc,
     decode_header,
+    decode_key,
     doc_id,
 )
 from .fingerprint import FINGERPRINT_VERSION
@@ -975,33 +976,58 @@ class SimhashIndex:
         if self._batch is not None:
             self._flush()
         with self._read() as txn:
-            linked: set[int] = set()
-            links = 0
-            fps_cur = txn.cursor(self._fps)
+            fingerprints = []
+            ids = []
             for docid, data in txn.cursor(self._docs):
-                fingerprint, key, _ = decode_doc(data)
+                fingerprint, key = decode_key(data)
                 if doc_id(key) != docid:
                     problems.append(f"document {key!r} is stored under another id")
-                if not fps_cur.set_key_dup(_fp_bytes(fingerprint), docid):
-                    problems.append(f"document {key!r} is not linked to {fingerprint:#018x}")
-            for fpb, docid in txn.cursor(self._fps):
-                links += 1
-                fingerprint = int.from_bytes(fpb, "big")
-                linked.add(fingerprint)
-                data = txn.get(docid, db=self._docs)
-                if data is None:
-                    problems.append(f"fingerprint {fingerprint:#018x} links a missing document")
-                elif decode_header(data)[0] != fingerprint:
-                    problems.append(f"fingerprint {fingerprint:#018x} links another's document")
-            entries = txn.stat(self._docs)["entries"]
-            if links != entries:
-                problems.append(f"{links} fingerprint links for {entries} documents")
+                fingerprints.append(fingerprint)
+                ids.append(docid)
+            # The links the documents call for, in the order of the fingerprint database
+            # (by fingerprint, then document id), against the links it holds.
+            wanted = links(
+                np.array(fingerprints, dtype=np.uint64),
+                np.frombuffer(b"".join(ids), dtype="V16"),
+            )
+            held = [fpb + docid for fpb, docid in txn.cursor(self._fps)]
+            stored = b"".join(held)
+            if wanted.tobytes() != stored:
+                problems += self._link_problems(txn, wanted, held)
+            linked = sorted_distinct(
+                np.frombuffer(stored, dtype=wanted.dtype)["fp"].astype(np.uint64)
+            )
+            if len(held) != len(ids):
+                problems.append(f"{len(held)} fingerprint links for {len(ids)} documents")
             counted = int(txn.get(_COUNT, b"0", db=self._meta))
-            if counted != len(linked):
-                problems.append(f"{counted} fingerprints counted, {len(linked)} linked")
-            expected = np.array(sorted(linked), dtype=np.uint64)
+            if counted != linked.size:
+                problems.append(f"{counted} fingerprints counted, {linked.size} linked")
             for i, (plan, db) in enumerate(zip(self._plans, self._tables, strict=True)):
-                problems += self._verify_table(txn, i, db, plan, expected)
+                problems += self._verify_table(txn, i, db, plan, linked)
+        return problems
+
+    def _link_problems(
+        self, txn: lmdb.Transaction, wanted: np.ndarray, held: list[bytes]
+    ) -> list[str]:
+        """What differs between the links the documents call for and those stored."""
+        problems = []
+        stored = set(held)
+        width = LINK.size
+        raw = wanted.tobytes()
+        for at in range(0, len(raw), width):
+            pair = raw[at : at + width]
+            if pair not in stored:
+                fingerprint = int.from_bytes(pair[:8], "big")
+                _, key = decode_key(txn.get(pair[8:], db=self._docs))
+                problems.append(f"document {key!r} is not linked to {fingerprint:#018x}")
+        expected = {raw[at : at + width] for at in range(0, len(raw), width)}
+        for pair in held:
+            if pair not in expected:
+                fingerprint = int.from_bytes(pair[:8], "big")
+                if txn.get(pair[8:], db=self._docs) is None:
+                    problems.append(f"fingerprint {fingerprint:#018x} links a missing document")
+                else:
+                    problems.append(f"fingerprint {fingerprint:#018x} links another's document")
         return problems
 
     def _verify_table(
@@ -1023,10 +1049,12 @@ class SimhashIndex:
         permuted = bucket_values(entries, codec)
         if not (permuted[1:] > permuted[:-1]).all():
             problems.append(f"table {i} is out of order or holds repeats")
-        held = np.unique(plan.inverse_np(permuted))
-        for fp in np.setdiff1d(held, expected)[:10].tolist():
+        held = sorted_distinct(plan.inverse_np(permuted))
+        if held.size == expected.size and (held == expected).all():
+            return problems
+        for fp in np.setdiff1d(held, expected, assume_unique=True)[:10].tolist():
             problems.append(f"table {i} holds {fp:#018x}, linked to no document")
-        for fp in np.setdiff1d(expected, held)[:10].tolist():
+        for fp in np.setdiff1d(expected, held, assume_unique=True)[:10].tolist():
             problems.append(f"table {i} lacks {fp:#018x}")
         return problems
 

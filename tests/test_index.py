@@ -8,7 +8,7 @@ import random
 import pytest
 
 from scrapy_simhash._layout import build_layout, choose_layout
-from scrapy_simhash._records import choose_key_bytes
+from scrapy_simhash._records import choose_key_bytes, doc_id
 from scrapy_simhash.fingerprint import FINGERPRINT_VERSION
 from scrapy_simhash.index import FORMAT_VERSION, IndexMismatchError, Match, SimhashIndex
 
@@ -320,6 +320,26 @@ def test_verify_reports_damage(index):
     problems = index.verify()
     assert any("not linked" in p for p in problems)
     assert any("no document" in p for p in problems)
+
+
+def test_verify_names_each_kind_of_damage(index):
+    for i in range(5):
+        index.insert(i << 50, f"k{i}")
+    assert index.verify() == []
+    env = index._shared.env
+    b_id = doc_id("k1")
+    with env.begin(write=True) as txn:
+        # A link to a document that does not exist, one to another fingerprint's document,
+        # and a document stored under another key's id.
+        txn.put((9 << 50).to_bytes(8, "big"), doc_id("nobody"), db=index._fps, dupdata=True)
+        txn.put((2 << 50).to_bytes(8, "big"), b_id, db=index._fps, dupdata=True)
+        txn.put(doc_id("moved"), txn.get(doc_id("k3"), db=index._docs), db=index._docs)
+    problems = index.verify()
+    assert f"fingerprint {9 << 50:#018x} links a missing document" in problems
+    assert f"fingerprint {2 << 50:#018x} links another's document" in problems
+    assert "document 'k3' is stored under another id" in problems
+    assert f"document 'k3' is not linked to {3 << 50:#018x}" in problems
+    assert "7 fingerprint links for 6 documents" in problems
 
 
 @pytest.mark.parametrize("k", [0, 1, 2, 3, 4, 8])
