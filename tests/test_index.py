@@ -327,12 +327,11 @@ def test_verify_names_each_kind_of_damage(index):
         index.insert(i << 50, f"k{i}")
     assert index.verify() == []
     env = index._shared.env
-    b_id = doc_id("k1")
     with env.begin(write=True) as txn:
         # A link to a document that does not exist, one to another fingerprint's document,
         # and a document stored under another key's id.
         txn.put((9 << 50).to_bytes(8, "big"), doc_id("nobody"), db=index._fps, dupdata=True)
-        txn.put((2 << 50).to_bytes(8, "big"), b_id, db=index._fps, dupdata=True)
+        txn.put((2 << 50).to_bytes(8, "big"), doc_id("k1"), db=index._fps, dupdata=True)
         txn.put(doc_id("moved"), txn.get(doc_id("k3"), db=index._docs), db=index._docs)
     problems = index.verify()
     assert f"fingerprint {9 << 50:#018x} links a missing document" in problems
