@@ -61,15 +61,12 @@ def _distance(index: SimhashIndex, k: int | None) -> int:
 
 
 def _seen_range(index: SimhashIndex, total: int) -> tuple[Match | None, Match | None]:
-    """The oldest and newest entries (one streamed scan)."""
-    oldest = newest = None
-    for match in Progress("info: scanning", total).track(index.items()):
-        seen = match.record["seen"]
-        if oldest is None or seen < oldest.record["seen"]:
-            oldest = match
-        if newest is None or seen > newest.record["seen"]:
-            newest = match
-    return oldest, newest
+    """The oldest and newest entries (one streamed scan of the record headers)."""
+    progress = Progress("info: scanning", total)
+    try:
+        return index.seen_range(progress.step)
+    finally:
+        progress.close()
 
 
 def cmd_info(args: argparse.Namespace, out: Output) -> int:

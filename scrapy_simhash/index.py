@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -854,6 +854,30 @@ class SimhashIndex:
             fingerprint, key, record = decode_doc(data)
             yield Match(fingerprint, key, 0, record)
 
+    def seen_range(
+        self, progress: Callable[[int], object] | None = None
+    ) -> tuple[Match | None, Match | None]:
+        """The entries first seen earliest and latest (distance 0), or Nones when the index is
+        empty. A scan of the record headers in short read transactions: only the two found
+        are decoded whole. ``progress``, if given, is called with the number of entries
+        scanned since its last call."""
+        oldest: tuple[float, bytes] | None = None
+        newest: tuple[float, bytes] | None = None
+        scanned = 0
+        for data in self._stream_docs():
+            seen = decode_header(data)[1]
+            if oldest is None or seen < oldest[0]:
+                oldest = (seen, data)
+            if newest is None or seen > newest[0]:
+                newest = (seen, data)
+            scanned += 1
+            if progress is not None and scanned == _CHUNK:
+                progress(scanned)
+                scanned = 0
+        if progress is not None and scanned:
+            progress(scanned)
+        return _entry(oldest), _entry(newest)
+
     def keys(self) -> Iterator[str]:
         """Every stored key, streamed in short read transactions."""
         for match in self.items():
@@ -1086,6 +1110,13 @@ class SimhashIndex:
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("read-only" if self.readonly else "open")
         return f"SimhashIndex({self.path!r}, {self.layout.name}, k={self.max_distance}, {state})"
+
+
+def _entry(found: tuple[float, bytes] | None) -> Match | None:
+    if found is None:
+        return None
+    fingerprint, key, record = decode_doc(found[1])
+    return Match(fingerprint, key, 0, record)
 
 
 def _check_added(result: tuple[int, int], expected: int, what: str) -> None:

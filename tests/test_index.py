@@ -482,3 +482,15 @@ def test_a_bulk_load_whose_background_table_sort_fails_writes_nothing(tmp_path, 
         assert ix.query(items[3][0]) == []
         assert [m.key for m in ix.query(1 << 63)] == ["k3"]
         assert [m.key for m in ix.query(items[4][0])] == ["k4"]
+
+
+def test_seen_range_finds_the_oldest_and_newest_entries(index):
+    assert index.seen_range() == (None, None)
+    for i in range(2500):  # several read transactions
+        index.insert(i << 20, f"k{i}", seen=1000.0 + (i * 7919) % 2500, n=i)
+    calls = []
+    oldest, newest = index.seen_range(calls.append)
+    assert (oldest.key, oldest.record["seen"], oldest.record["n"]) == ("k0", 1000.0, 0)
+    newest_i = max(range(2500), key=lambda i: (i * 7919) % 2500)
+    assert (newest.key, newest.record["n"]) == (f"k{newest_i}", newest_i)
+    assert sum(calls) == 2500 and len(calls) == 3
