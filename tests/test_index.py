@@ -494,3 +494,21 @@ def test_seen_range_finds_the_oldest_and_newest_entries(index):
     newest_i = max(range(2500), key=lambda i: (i * 7919) % 2500)
     assert (newest.key, newest.record["n"]) == (f"k{newest_i}", newest_i)
     assert sum(calls) == 2500 and len(calls) == 3
+
+
+def test_bulk_load_into_an_empty_index_inside_a_batch(tmp_path, monkeypatch):
+    import scrapy_simhash.index as index_module
+
+    monkeypatch.setattr(index_module, "_FEW", 10)  # tables sorted ahead, in the background
+    rng = random.Random(8)
+    items = [(rng.getrandbits(64), f"k{i}", {"i": i}) for i in range(300)]
+    with SimhashIndex(tmp_path / "ix", expected_size=1000) as ix:
+        with ix.batch(commit_every=100):
+            ix.insert(1 << 60, "gone")
+            assert ix.remove("gone")
+            assert ix.insert_many(items) == 300  # into an empty index, inside the batch
+            ix.insert(items[5][0] ^ 1, "near5")
+            assert {m.key for m in ix.query(items[5][0])} == {"k5", "near5"}
+        assert len(ix) == 301 and ix.verify() == []
+        assert ix.get("k7").record["i"] == 7
+        assert [m.key for m in ix.query(items[9][0])] == ["k9"]
