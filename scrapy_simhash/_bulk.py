@@ -29,10 +29,9 @@ import numpy as np
 from ._records import (
     HEADER,
     Buckets,
+    Entry,
     check_fingerprint,
     check_key,
-    encode_doc,
-    split_seen,
 )
 
 #: A fingerprint link entry: 8-byte fingerprint, 16-byte document id.
@@ -230,8 +229,8 @@ def prepare(columns: Columns, now: float) -> Prepared:
         fp_list = columns.fingerprints.tolist()
         encoded = []
         for i in order.tolist():
-            body, seen = split_seen(records[i], now)
-            encoded.append(encode_doc(fp_list[i], seen, keys[i], body))
+            entry = Entry(keys[i], records[i])
+            encoded.append(entry.data(fp_list[i], now if entry.seen is None else entry.seen))
     return Prepared(ids, columns.fingerprints[order], order, columns.items, keys, encoded, now)
 
 

@@ -80,11 +80,6 @@ class Entry:
         return HEADER.pack(fingerprint, seen, self.key_len) + self.payload
 
 
-def encode_doc(fingerprint: int, seen: float, key: str, record: dict[str, Any]) -> bytes:
-    """A document record's bytes (``record`` without ``seen``)."""
-    return Entry(key, record).data(fingerprint, seen)
-
-
 def decode_header(data: bytes) -> tuple[int, float]:
     """(fingerprint, first seen) of a document record."""
     fingerprint, seen, _ = HEADER.unpack_from(data)

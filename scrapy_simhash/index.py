@@ -960,10 +960,9 @@ class SimhashIndex:
         with self._read() as txn:
             entries = int(txn.stat(self._docs)["entries"])
             fingerprints = int(txn.get(_COUNT, b"0", db=self._meta))
-        times = []
-        if seen and entries <= 100_000:  # a scan of the document headers, one transaction
-            with self._read() as txn:
-                times = [decode_header(data)[1] for _, data in txn.cursor(self._docs)]
+        oldest = newest = None
+        if seen and entries <= 100_000:  # a scan of the document headers
+            oldest, newest = self.seen_range()
         info = env.info()
         page = env.stat()["psize"]
         data_file = os.path.join(self.path, "data.mdb")
@@ -988,8 +987,8 @@ class SimhashIndex:
             "candidates_per_probe": (self._candidates / self._queries) if self._queries else None,
             "expected_candidates_per_probe": self.layout.candidates_per_probe(fingerprints),
             "queries": self._queries,
-            "oldest_seen": min(times) if times else None,
-            "newest_seen": max(times) if times else None,
+            "oldest_seen": oldest.record["seen"] if oldest else None,
+            "newest_seen": newest.record["seen"] if newest else None,
         }
 
     def verify(self) -> list[str]:
