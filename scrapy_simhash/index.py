@@ -507,21 +507,26 @@ class SimhashIndex:
         are sorted in a background thread (numpy; LMDB is used from the calling thread only).
         """
         with gc_paused():
-            columns = read_items(items)
-            if not len(columns):
-                return 0
-            # Into an empty index, the tables are sorted in the background from now on.
-            ahead = None
-            if len(columns) > _FEW and self._empty():
-                ahead = self._tables_ahead(columns.fingerprints)
-            try:
-                batch = prepare(columns, time.time())
-                with self._write() as txn:
-                    self._load(txn, batch, ahead)
-            finally:
-                if ahead is not None:
-                    ahead.close()
-            return batch.read
+            # The columns and the prepared batch (lists of millions of items) are freed before
+            # the collector resumes: else its first collection traverses them (a second at 10^7).
+            return self._insert_many(items)
+
+    def _insert_many(self, items: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
+        columns = read_items(items)
+        if not len(columns):
+            return 0
+        # Into an empty index, the tables are sorted in the background from now on.
+        ahead = None
+        if len(columns) > _FEW and self._empty():
+            ahead = self._tables_ahead(columns.fingerprints)
+        try:
+            batch = prepare(columns, time.time())
+            with self._write() as txn:
+                self._load(txn, batch, ahead)
+        finally:
+            if ahead is not None:
+                ahead.close()
+        return batch.read
 
     def _empty(self) -> bool:
         with self._read() as txn:
@@ -586,13 +591,14 @@ class SimhashIndex:
     def _load_empty(self, txn: lmdb.Transaction, batch: Prepared, tables: Ahead) -> None:
         """Bulk load into an empty index: every entry appended in order, while ``tables``
         computes the tables' entries in the background."""
-        with txn.cursor(self._docs) as cur:
-            added = cur.putmulti(batch.entries(), append=True)
-        _check_added(added, len(batch), "docs")
-        with txn.cursor(self._fps) as cur:
-            rows = links(batch.fingerprints, batch.ids)
-            added = cur.putmulti(LINK.iter_unpack(rows), append=True)
-        _check_added(added, len(batch), "fps")
+        # The links are sorted in the background too, while the records are written.
+        with Ahead([partial(links, batch.fingerprints, batch.ids)], depth=1) as rows:
+            with txn.cursor(self._docs) as cur:
+                added = cur.putmulti(batch.entries(), append=True)
+            _check_added(added, len(batch), "docs")
+            with txn.cursor(self._fps) as cur:
+                added = cur.putmulti(LINK.iter_unpack(next(iter(rows))), append=True)
+            _check_added(added, len(batch), "fps")
         count = 0
         for db, result in zip(self._tables, tables, strict=True):
             count, entries = result
