@@ -166,16 +166,49 @@ def _doc_ids(keys: list[str]) -> bytearray:
     return out
 
 
+def _packed_order(high: np.ndarray, low: np.ndarray) -> np.ndarray | None:
+    """Positions of ``high`` in ascending order by a sort of values rather than an argsort
+    (five times faster): each value's top bits with its position in the low bits. The few
+    runs of values that agree on those top bits are then ordered by ``(high, low)``. None
+    when there are too many values for this, or when two ids are equal."""
+    bits = max(1, (len(high) - 1).bit_length())
+    if bits > 32:
+        return None
+    mask = np.uint64((1 << bits) - 1)
+    packed = high & ~mask
+    packed |= np.arange(len(high), dtype=np.uint64)
+    packed.sort()
+    order = (packed & mask).astype(np.intp)
+    packed &= ~mask
+    same = packed[1:] == packed[:-1]
+    if same.any():
+        tied = np.zeros(len(order), dtype=bool)
+        tied[1:] = same
+        tied[:-1] |= same
+        at = np.flatnonzero(tied)
+        runs = order[at]
+        # Runs are in the order of their top bits, which is the order of their values.
+        runs = runs[np.lexsort((low[runs], high[runs]))]
+        if ((high[runs][1:] == high[runs][:-1]) & (low[runs][1:] == low[runs][:-1])).any():
+            return None
+        order[at] = runs
+    return order
+
+
 def _unique_sorted(raw_ids: bytes | bytearray) -> np.ndarray:
     """Positions of the concatenated 16-byte ids in ascending order, the last position kept
     of repeated ids."""
     halves = np.frombuffer(raw_ids, dtype=">u8")
     high = halves[0::2].astype(np.uint64)
+    low = halves[1::2]
+    order = _packed_order(high, low)
+    if order is not None:
+        return order
     order = np.argsort(high)
     ordered = high[order]
     if not (ordered[1:] == ordered[:-1]).any():
         return order
-    low = halves[1::2].astype(np.uint64)
+    low = low.astype(np.uint64)
     order = np.lexsort((np.arange(len(high)), low, high))
     high, low = high[order], low[order]
     last = np.ones(len(order), dtype=bool)
@@ -225,7 +258,7 @@ def prepare(columns: Columns, now: float) -> Prepared:
         return Prepared(_NO_IDS, columns.fingerprints, nothing, columns.items, [], None, now)
     raw_ids = _doc_ids(keys)
     order = _unique_sorted(raw_ids)
-    ids = np.frombuffer(raw_ids, dtype="V16")[order]
+    ids = np.take(np.frombuffer(raw_ids, dtype="V16"), order)
     encoded = None
     if any(records):
         fp_list = columns.fingerprints.tolist()
@@ -233,7 +266,9 @@ def prepare(columns: Columns, now: float) -> Prepared:
         for i in order.tolist():
             entry = Entry(keys[i], records[i])
             encoded.append(entry.data(fp_list[i], now if entry.seen is None else entry.seen))
-    return Prepared(ids, columns.fingerprints[order], order, columns.items, keys, encoded, now)
+    return Prepared(
+        ids, np.take(columns.fingerprints, order), order, columns.items, keys, encoded, now
+    )
 
 
 #: A fingerprint link entry as a numpy record (the layout of :data:`LINK`).
@@ -300,9 +335,12 @@ class Ahead:
         self.close()
 
 
-def sorted_distinct(values: np.ndarray) -> np.ndarray:
-    """``values`` sorted, repeats dropped."""
-    values = np.sort(values)
+def sorted_distinct(values: np.ndarray, *, in_place: bool = False) -> np.ndarray:
+    """``values`` sorted, repeats dropped; ``in_place`` sorts ``values`` itself (no copy)."""
+    if in_place:
+        values.sort()
+    else:
+        values = np.sort(values)
     if values.size > 1 and (values[1:] == values[:-1]).any():
         values = values[np.concatenate(([True], values[1:] != values[:-1]))]
     return values
@@ -313,18 +351,34 @@ def fingerprint_bytes(fingerprints: np.ndarray) -> list[bytes]:
     return np.asarray(fingerprints, dtype=np.uint64).astype(">u8").view("V8").ravel().tolist()
 
 
-def bucket_entries(permuted: np.ndarray, codec: Buckets) -> list[tuple[bytes, bytes]]:
-    """(bucket key, bucket) LMDB entries of sorted, distinct permuted fingerprints."""
-    if not permuted.size:
+#: Values handled at a time by the passes over a whole table (see ``_layout._SPAN``).
+_SPAN = 1 << 20
+
+
+def bucket_entries(permuted: np.ndarray, codec: Buckets) -> list[tuple[bytes, memoryview]]:
+    """(bucket key, bucket) LMDB entries of sorted, distinct permuted fingerprints. The
+    buckets are views of one buffer, which holds every value's low bytes in order; the
+    passes go a span at a time, so the only large allocation is that buffer."""
+    n = permuted.size
+    if not n:
         return []
-    rows = permuted.astype(">u8").view(np.uint8).reshape(-1, 8)
-    keys = permuted >> np.uint64(codec.shift)
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    key_list = rows[starts, : codec.key_bytes].copy().view(f"V{codec.key_bytes}").ravel()
-    buffer = rows[:, codec.key_bytes :].tobytes()
-    w = codec.width
-    bounds = (np.append(starts, permuted.size) * w).tolist()
-    buckets = [buffer[a:b] for a, b in itertools.pairwise(bounds)]
+    shift, w = np.uint64(codec.shift), codec.width
+    buffer = np.empty((n, w), dtype=np.uint8)
+    starts = [np.zeros(1, dtype=np.int64)]
+    for start in range(0, n, _SPAN):
+        part = permuted[max(0, start - 1) : start + _SPAN]  # with the value before the span
+        keys = part >> shift
+        starts.append(np.flatnonzero(keys[1:] != keys[:-1]) + max(1, start))
+        part = permuted[start : start + _SPAN]
+        buffer[start : start + part.size] = (
+            part.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - w :]
+        )
+    first = np.concatenate(starts)
+    heads = (permuted[first] >> shift).astype(">u8").view(np.uint8).reshape(-1, 8)
+    key_list = heads[:, 8 - codec.key_bytes :].copy().view(f"V{codec.key_bytes}").ravel()
+    view = memoryview(buffer).cast("B")
+    bounds = (np.append(first, n) * w).tolist()
+    buckets = list(map(view.__getitem__, itertools.starmap(slice, itertools.pairwise(bounds))))
     return list(zip(key_list.tolist(), buckets, strict=True))
 
 

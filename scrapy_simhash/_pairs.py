@@ -22,7 +22,8 @@ def near_pairs(
     found_a: list[np.ndarray] = []
     found_b: list[np.ndarray] = []
     for plan in layout.plans:
-        permuted = np.sort(plan.forward_np(values))
+        permuted = plan.forward_np(values)
+        permuted.sort()
         prefix = permuted >> np.uint64(64 - plan.prefix_bits) if plan.prefix_bits < 64 else permuted
         # Indices whose next element shares the prefix: only they can start a pair.
         live = np.flatnonzero(prefix[:-1] == prefix[1:])

@@ -608,7 +608,7 @@ class SimhashIndex:
     def _table_entries(self, plan: Any, fingerprints: np.ndarray, whole: bool) -> Any:
         """A table's permutation of ``fingerprints``, sorted and without repeats; as bucket
         entries when ``whole`` (the table is empty: nothing to merge with)."""
-        permuted = sorted_distinct(plan.forward_np(fingerprints))
+        permuted = sorted_distinct(plan.forward_np(fingerprints), in_place=True)
         return (permuted.size, bucket_entries(permuted, self._codec)) if whole else permuted
 
     def _write_buckets(self, txn: lmdb.Transaction, db: Any, entries: list[Any]) -> None:

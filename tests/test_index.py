@@ -512,3 +512,49 @@ def test_bulk_load_into_an_empty_index_inside_a_batch(tmp_path, monkeypatch):
         assert len(ix) == 301 and ix.verify() == []
         assert ix.get("k7").record["i"] == 7
         assert [m.key for m in ix.query(items[9][0])] == ["k9"]
+
+
+@pytest.mark.parametrize("space", [3, 1 << 20, 1 << 62])
+def test_bulk_id_order_is_a_full_sort_with_ties_and_repeats(space):
+    """The document ids of a bulk load are ordered by a sort of packed values: ids that agree
+    on the bits packed (or entirely) must still come out in full order, the last of repeated
+    ids kept."""
+    import numpy as np
+
+    from scrapy_simhash._bulk import _unique_sorted
+
+    rng = np.random.default_rng(space)
+    for n in (1, 2, 17, 1000, 5000):
+        ids = np.empty(2 * n, dtype=">u8")
+        # High halves from a small space (or shifted up) share their top bits.
+        ids[0::2] = rng.integers(0, space, size=n, dtype=np.uint64) << np.uint64(40)
+        ids[1::2] = rng.integers(0, 4 if space == 3 else 1 << 60, size=n, dtype=np.uint64)
+        pairs = [(int(ids[2 * i]), int(ids[2 * i + 1])) for i in range(n)]
+        last = {pair: i for i, pair in enumerate(pairs)}
+        want = [last[pair] for pair in sorted(last)]
+        assert _unique_sorted(ids.tobytes()).tolist() == want
+
+
+def test_table_passes_a_span_at_a_time_match_whole_array_passes(tmp_path, monkeypatch):
+    """Bulk loads permute and cut the tables a span of values at a time: with spans of a few
+    values, buckets that straddle spans come out whole, and every table matches the
+    documents."""
+    import scrapy_simhash._bulk as bulk_module
+    import scrapy_simhash._layout as layout_module
+    import scrapy_simhash.index as index_module
+
+    monkeypatch.setattr(index_module, "_FEW", 10)
+    monkeypatch.setattr(bulk_module, "_SPAN", 7)
+    monkeypatch.setattr(layout_module, "_SPAN", 5)
+    rng = random.Random(21)
+    # Few buckets (an index expected small): most buckets straddle several spans.
+    items = [(rng.getrandbits(64), f"k{i}", {}) for i in range(400)]
+    with SimhashIndex(tmp_path / "ix", expected_size=100) as ix:
+        assert ix.insert_many(items) == 400
+        assert ix.verify() == []
+        more = [(rng.getrandbits(64), f"m{i}", {}) for i in range(100)]
+        ix.insert_many(more)  # merged into the buckets written before
+        assert len(ix) == 500 and ix.verify() == []
+        for fp, key, _ in items[::37] + more[::23]:
+            assert [m.key for m in ix.query(fp)] == [key]
+            assert [m.key for m in ix.query(fp ^ 0b1011)] == [key]
