@@ -6,11 +6,11 @@ side by side, in one run:
 
 * warm query p50 / p99 of our index, of numpy brute force (XOR + popcount over all N), and of
   the ``simhash`` package's in-memory ``SimhashIndex`` (at --simhash-size, 10^6 by default);
-* inserts per second: bulk (``insert_many`` into an empty index, --bulk-repeat times, each
-  into a new index: the median and the range) and one by one with batched
-  commits (``batch(commit_every=...)``, for each size given) into the full index, once every
-  page of it was read (as a long-running writer has; a fresh process on a machine that paged
-  out the cold parts of the file reads them from disk at first);
+* inserts per second: bulk (``insert_many`` into an empty index, at least --bulk-repeat
+  times and 10 s in all, each into a new index: the median and the range) and one by one
+  with batched commits (``batch(commit_every=...)``, for each size given) into the full
+  index, once every page of it was read (as a long-running writer has; a fresh process on a
+  machine that paged out the cold parts of the file reads them from disk at first);
 * bytes on disk per fingerprint, and per fingerprint per table;
 * batch mode: all near-duplicate pairs among the stored fingerprints (``pairs()``).
 
@@ -40,6 +40,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from scrapy_simhash.index import SimhashIndex
 
 K = 3
+
+
+#: Least time spent on bulk loads per size (more loads at small N).
+BULK_SECONDS = 10.0
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -84,17 +88,21 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
     path = Path(args.data_dir) / f"index-{n}"
     items = [(fp, f"https://example.com/page/{i}", {}) for i, fp in enumerate(stored.tolist())]
     # Each bulk load into a new index (a file of its own, as the first load has), the last one
-    # kept for the rest; the median and the range are reported.
-    rates = []
-    for _ in range(args.bulk_repeat):
+    # kept for the rest; at least --bulk-repeat loads and BULK_SECONDS of them (a load at 10^6
+    # takes about 1.5 s, well within this machine's swings); the median and range reported.
+    rates: list[float] = []
+    spent = 0.0
+    while len(rates) < args.bulk_repeat or spent < BULK_SECONDS:
         shutil.rmtree(path, ignore_errors=True)
         with SimhashIndex(path, max_distance=K, expected_size=n) as ix:
             seconds, _ = timed(ix.insert_many, items)
         rates.append(n / seconds)
+        spent += seconds
         print(f"  N={n:.0e}: bulk load {seconds:.1f} s", flush=True)
     del items
     row["bulk_per_s"] = statistics.median(rates)
     row["bulk_range"] = f"{min(rates) / 1000:,.0f}k-{max(rates) / 1000:,.0f}k"
+    row["bulk_loads"] = len(rates)
 
     with SimhashIndex(path, max_distance=K, expected_size=n) as ix:
         row["layout"] = ix.layout.name
@@ -273,12 +281,13 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
     for label, key, digits in lines:
         cells = " | ".join(f"{fmt(r.get(key), digits):>12}" for r in rows)
         print(f"| {label.ljust(width)} | {cells} |")
+    loads = ", ".join(str(r["bulk_loads"]) for r in rows)
     print()
     print(
         f"{platform.python_implementation()} {platform.python_version()}, lmdb "
         f"{lmdb.__version__}, numpy {np.__version__}, {os.cpu_count()} cores, k={K}, "
         f"{args.queries} queries ({args.brute_queries} for brute force), "
-        f"{args.inserts} single inserts, {args.bulk_repeat} bulk loads per size"
+        f"{args.inserts} single inserts, bulk loads per size: {loads}"
     )
 
 
@@ -289,7 +298,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--brute-queries", type=int, default=100)
     parser.add_argument("--inserts", type=int, default=50_000)
     parser.add_argument(
-        "--bulk-repeat", type=int, default=3, help="bulk loads timed per size (each a new index)"
+        "--bulk-repeat",
+        type=int,
+        default=3,
+        help=f"least bulk loads timed per size, each into a new index (and {BULK_SECONDS:.0f} s"
+        " of them at least)",
     )
     parser.add_argument(
         "--commit-every",
