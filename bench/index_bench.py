@@ -10,7 +10,8 @@ side by side, in one run:
   times and 10 s in all, each into a new index: the median and the range) and one by one
   with batched commits (``batch(commit_every=...)``, for each size given) into the full
   index, once every page of it was read (as a long-running writer has; a fresh process on a
-  machine that paged out the cold parts of the file reads them from disk at first);
+  machine that paged out the cold parts of the file reads them from disk at first), and
+  after --settle inserts when given (the state of an index some time after its bulk load);
 * bytes on disk per fingerprint, and per fingerprint per table;
 * batch mode: all near-duplicate pairs among the stored fingerprints (``pairs()``).
 
@@ -138,6 +139,13 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
         seconds, _ = timed(warm_up, ix)
         row["warm_up_s"] = seconds
         print(f"  N={n:.0e}: read every page in {seconds:.1f} s", flush=True)
+        if args.settle:
+            # Right after a bulk load the document and link pages are full (the first insert
+            # into each splits it) and LMDB's free list is empty (commits grow the file): a
+            # state an index leaves after its first few hundred thousand single inserts.
+            settle = argparse.Namespace(**{**vars(args), "inserts": args.settle})
+            row["settle_per_s"] = single_inserts(ix, 10_000, settle, rng, "settle")
+            print(f"  N={n:.0e}: {args.settle:,} settling inserts", flush=True)
         for commit_every in args.commit_every:
             row[f"insert_per_s_{commit_every}"] = single_inserts(ix, commit_every, args, rng)
             print(f"  N={n:.0e}: single inserts, commits of {commit_every}", flush=True)
@@ -259,6 +267,10 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
         ("  ... lowest-highest of the bulk loads", "bulk_range", 0),
         ("warm-up before single inserts: read every page (s)", "warm_up_s", 1),
         *(
+            (f"settling: {args.settle:,} single inserts first (/s)", "settle_per_s", 0)
+            for _ in range(1 if args.settle else 0)
+        ),
+        *(
             (f"single inserts /s (commit every {c})", f"insert_per_s_{c}", 0)
             for c in args.commit_every
         ),
@@ -297,6 +309,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--brute-queries", type=int, default=100)
     parser.add_argument("--inserts", type=int, default=50_000)
+    parser.add_argument(
+        "--settle",
+        type=int,
+        default=0,
+        help="single inserts (commits of 10000) made before the timed ones: the state of an"
+        " index that has taken inserts since its bulk load",
+    )
     parser.add_argument(
         "--bulk-repeat",
         type=int,
