@@ -504,7 +504,8 @@ class SimhashIndex:
         each table's buckets are written once each, in order: the fast path for a bulk import.
         Keys already stored are replaced as by :meth:`insert`. Every item is checked before
         anything is written. The garbage collector is paused during the call, and the tables
-        are sorted in a background thread (numpy; LMDB is used from the calling thread only).
+        (and, into an empty index, the fingerprint links) are sorted in a background thread
+        (numpy; LMDB is used from the calling thread only).
         """
         with gc_paused():
             # The columns and the prepared batch (lists of millions of items) are freed before
