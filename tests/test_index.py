@@ -558,3 +558,31 @@ def test_table_passes_a_span_at_a_time_match_whole_array_passes(tmp_path, monkey
         for fp, key, _ in items[::37] + more[::23]:
             assert [m.key for m in ix.query(fp)] == [key]
             assert [m.key for m in ix.query(fp ^ 0b1011)] == [key]
+
+
+@pytest.mark.parametrize(
+    ("bad", "error", "match"),
+    [
+        ((True, "b", {}), TypeError, "fingerprint must be an int, got bool"),
+        ((1.0, "b", {}), TypeError, "fingerprint must be an int, got float"),
+        ((-1, "b", {}), ValueError, "fingerprint must be in"),
+        ((1 << 64, "b", {}), ValueError, "fingerprint must be in"),
+        ((2, b"b", {}), TypeError, "key must be a str"),
+        ((2, "", {}), ValueError, "key must be a non-empty str"),
+        ((2, "b", None), TypeError, "record must be a dict, got NoneType"),
+        ((2, "b", {"x": object()}), TypeError, "JSON-serializable"),
+        ((2, "b"), ValueError, "not enough values to unpack"),
+        ((2, "b", {}, 4), ValueError, "too many values to unpack"),
+        (7, TypeError, "cannot unpack non-iterable int"),
+    ],
+)
+def test_insert_many_checks_every_item_before_writing(tmp_path, bad, error, match):
+    """A bad item among many, first or last, fails with the error a single insert would give
+    (the items are checked a column at a time), and nothing of the call is written."""
+    good = [(i << 24, f"k{i}", {}) for i in range(70)]
+    with SimhashIndex(tmp_path / "ix", expected_size=1000) as ix:
+        ix.insert(1 << 50, "before")
+        for items in ([*good, bad], [bad, *good]):
+            with pytest.raises(error, match=match):
+                ix.insert_many(items)
+            assert list(ix.keys()) == ["before"] and ix.verify() == []
