@@ -152,7 +152,7 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
         if args.settle:
             # Right after a bulk load the document and link pages are full (the first insert
             # into each splits it) and LMDB's free list is empty (commits grow the file): a
-            # state an index leaves after its first few hundred thousand single inserts.
+            # state an index at 10^7 leaves within 100,000-200,000 single inserts.
             settle = argparse.Namespace(**{**vars(args), "inserts": args.settle})
             row["settle_per_s"] = single_inserts(ix, 10_000, settle, rng, "settle")
             print(f"  N={n:.0e}: {args.settle:,} settling inserts", flush=True)
