@@ -16,9 +16,7 @@ import hashlib
 import json
 import operator
 import struct
-from typing import Any, TypeVar
-
-T = TypeVar("T")
+from typing import Any
 
 HEADER = struct.Struct(">QdI")
 FINGERPRINT_LIMIT = 1 << 64
@@ -60,7 +58,7 @@ class Entry:
     __slots__ = ("key_len", "payload", "seen")
 
     def __init__(self, key: str, record: dict[str, Any]) -> None:
-        record, seen = split_seen(record, None)
+        record, seen = split_seen(record)
         key_bytes = key.encode("utf-8")
         try:
             body = (
@@ -103,10 +101,10 @@ def decode_doc(data: bytes) -> tuple[int, str, dict[str, Any]]:
     return fingerprint, key, record
 
 
-def split_seen(record: dict[str, Any], default: T) -> tuple[dict[str, Any], float | T]:
-    """The record without ``seen``, and ``seen`` (given by the caller, else ``default``)."""
+def split_seen(record: dict[str, Any]) -> tuple[dict[str, Any], float | None]:
+    """The record without ``seen``, and ``seen`` (given by the caller, else None)."""
     if "seen" not in record:
-        return record, default
+        return record, None
     record = dict(record)
     seen = record.pop("seen")
     if isinstance(seen, bool) or not isinstance(seen, int | float):
