@@ -204,10 +204,7 @@ def _unique_sorted(raw_ids: bytes | bytearray) -> np.ndarray:
     order = _packed_order(high, low)
     if order is not None:
         return order
-    order = np.argsort(high)
-    ordered = high[order]
-    if not (ordered[1:] == ordered[:-1]).any():
-        return order
+    # Repeated ids (or more than 2^32): a full sort, then the last of each kept.
     low = low.astype(np.uint64)
     order = np.lexsort((np.arange(len(high)), low, high))
     high, low = high[order], low[order]
