@@ -1042,15 +1042,14 @@ class SimhashIndex:
         """What differs between the links the documents call for and those stored."""
         problems = []
         stored = set(held)
-        width = LINK.size
         raw = wanted.tobytes()
-        for at in range(0, len(raw), width):
-            pair = raw[at : at + width]
+        pairs = [raw[at : at + LINK.size] for at in range(0, len(raw), LINK.size)]
+        for pair in pairs:
             if pair not in stored:
                 fingerprint = int.from_bytes(pair[:8], "big")
                 _, key = decode_key(txn.get(pair[8:], db=self._docs))
                 problems.append(f"document {key!r} is not linked to {fingerprint:#018x}")
-        expected = {raw[at : at + width] for at in range(0, len(raw), width)}
+        expected = set(pairs)
         for pair in held:
             if pair not in expected:
                 fingerprint = int.from_bytes(pair[:8], "big")
