@@ -88,6 +88,11 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         "blocks": stats["blocks"],
         "sub_blocks": stats["sub_blocks"],
         "prefix_bits": stats["prefix_bits"],
+        "recent_tables": stats["recent_tables"],
+        "recent_fingerprints": stats["recent_fingerprints"],
+        "recent_limit": stats["recent_limit"],
+        "merging": stats["merging"],
+        "merged_tables": stats["merged_tables"],
         "fingerprint_version": stats["fingerprint_version"],
         "format_version": stats["format_version"],
         "bytes_on_disk": stats["bytes_on_disk"],
@@ -113,6 +118,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
             "prefix bits",
             "-".join(map(str, (prefix[0], prefix[-1]))) if len(prefix) > 1 else prefix[0],
         ),
+        *([("recent tables", _recent(info))] if info["recent_tables"] else []),
         ("fingerprint version", info["fingerprint_version"]),
         ("format version", info["format_version"]),
         ("bytes on disk", f"{_size(info['bytes_on_disk'])} (data.mdb {_size(info['file_size'])})"),
@@ -123,6 +129,20 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
     ]
     out.write_object(info, lines)
     return 0
+
+
+def _recent(info: dict[str, Any]) -> str:
+    """The recent tables' line of ``info``: what they hold, and a merge in progress."""
+    text = (
+        f"{info['recent_tables']}, holding {info['recent_fingerprints']:,} fingerprints"
+        f" (merged into the main tables from {info['recent_limit']:,})"
+    )
+    if info["merging"]:
+        text += (
+            f"; merging {info['merging']:,}, {info['merged_tables']} of {info['tables']}"
+            " tables done"
+        )
+    return text
 
 
 def _size(count: int) -> str:

@@ -13,8 +13,17 @@ One LMDB environment per index directory holds these named databases:
   ``meta``): one entry per bucket, whose value is the sorted run of the other bytes of its
   fingerprints, bisected by a query. A bulk load writes one entry per bucket, not one per
   fingerprint.
+* ``r00``, ``r01``, ...: the *recent* tables, a second level for layouts of more tables than
+  a small index needs (k=3: 4 recent tables beside 10): fingerprints added a few at a time
+  go there (buckets with 1-byte keys), and are merged into the main tables, sorted, once the
+  recent tables hold a 32nd of the index (at least 16,384), one main table per commit. A
+  random fingerprint written into the main tables rewrites a page of each; merged by the
+  hundred thousand, the main tables' pages are rewritten once for many. Queries probe both
+  levels.
 
-``meta`` also counts the distinct fingerprints (what each table holds).
+``meta`` also counts the distinct fingerprints (what the main and recent tables hold between
+them) and those in the recent tables, and holds a merge in progress (its fingerprints, and
+how many main tables have them).
 
 Every change is one write transaction, so a killed process loses only uncommitted work, and
 ``check_and_insert`` is atomic across processes. Reads use one short transaction per call.
@@ -49,7 +58,7 @@ from ._bulk import (
     read_items,
     sorted_distinct,
 )
-from ._layout import MAX_SUPPORTED_DISTANCE, Layout, choose_layout
+from ._layout import MAX_SUPPORTED_DISTANCE, Layout, TablePlan, choose_layout
 from ._pairs import near_pairs
 from ._records import (
     Buckets,
@@ -70,7 +79,8 @@ logger = logging.getLogger(__name__)
 
 #: Version of the on-disk format written by this module; other versions are refused.
 #: 2: tables of sorted buckets (1 had a DUPSORT entry per fingerprint and table).
-FORMAT_VERSION = 2
+#: 3: recent tables beside the main ones.
+FORMAT_VERSION = 3
 #: k of a new index when none is given.
 DEFAULT_MAX_DISTANCE = 3
 
@@ -78,14 +88,37 @@ _META = b"meta"
 _DOCS = b"docs"
 _FPS = b"fps"
 _COUNT = b"fingerprints"
+_RECENT = b"recent"
+_MERGING = b"merging"  # the fingerprints being merged: sorted, 8 bytes each (big-endian)
+_MERGED = b"merged"  # how many main tables hold them already
 _CHUNK = 1000  # entries per read transaction when streaming
 _PENDING_MAX = 4096  # held-back table entries written before a batch commits
 _FEW = 20_000  # new fingerprints bisected into their buckets; more are merged with numpy
+#: The recent tables are merged into the main ones when they hold this many fingerprints, or
+#: a _RECENT_SHARE-th of the index if that is more (a merge rewrites most main table pages).
+_RECENT_MIN = 1 << 14
+_RECENT_SHARE = 32
+#: The recent tables' layout is the one chosen for this many fingerprints.
+_RECENT_SIZE = 1 << 18
 
 
 class IndexMismatchError(ValueError):
     """The index on disk was built with other parameters (k, layout, fingerprint or format
     version) than the ones asked for or understood by this code."""
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """One level of permuted tables: their plans, LMDB databases and bucket encoding."""
+
+    name: str  # in verify()'s messages
+    plans: Sequence[TablePlan]
+    dbs: Sequence[Any]
+    codec: Buckets
+
+    def part(self, start: int, stop: int) -> _Tables:
+        """Tables ``start`` to ``stop`` (excluded) of this level."""
+        return _Tables(self.name, self.plans[start:stop], self.dbs[start:stop], self.codec)
 
 
 @dataclass(frozen=True)
@@ -198,22 +231,29 @@ class SimhashIndex:
             if layout is None:
                 layout = choose_layout(k, expected_size)
             key_bytes = choose_key_bytes(expected_size, min(layout.prefix_bits))
+            recent = choose_layout(k, _RECENT_SIZE)
+            recent_json = recent.to_json() if recent.tables < layout.tables else ""
             with env.begin(write=True) as txn:
                 txn.put(b"format_version", str(FORMAT_VERSION).encode(), db=meta)
                 txn.put(b"fingerprint_version", str(FINGERPRINT_VERSION).encode(), db=meta)
                 txn.put(b"max_distance", str(k).encode(), db=meta)
                 txn.put(b"layout", layout.to_json().encode(), db=meta)
                 txn.put(b"key_bytes", str(key_bytes).encode(), db=meta)
+                txn.put(b"recent_layout", recent_json.encode(), db=meta)
                 txn.put(_COUNT, b"0", db=meta)
+                txn.put(_RECENT, b"0", db=meta)
                 txn.put(b"created", repr(time.time()).encode(), db=meta)
             logger.debug("created index %s: %s, %d-byte buckets", self.path, layout, key_bytes)
             self._codec = Buckets(key_bytes)
+            self.recent_layout = Layout.from_json(recent_json) if recent_json else None
             return layout
         layout = self._check_meta(stored, max_distance, layout)
         try:
             self._codec = Buckets(int(stored[b"key_bytes"]))
+            recent_json = stored[b"recent_layout"].decode()
+            self.recent_layout = Layout.from_json(recent_json) if recent_json else None
         except (KeyError, ValueError) as exc:
-            raise IndexMismatchError(f"index {self.path!r}: bad key_bytes ({exc})") from None
+            raise IndexMismatchError(f"index {self.path!r}: bad bucket meta ({exc})") from None
         return layout
 
     def _check_meta(
@@ -253,13 +293,13 @@ class SimhashIndex:
         fixed = {"dupsort": True, "dupfixed": True}
         handles = [(shared.db(_META), False), (shared.db(_DOCS), False)]
         handles.append((shared.db(_FPS, **fixed), False))
-        handles += [(shared.db(n, **fixed), True) for n in names if n[:1] == b"t"]
+        tables = [n for n in names if n[:1] in (b"t", b"r")]
+        handles += [(shared.db(n, **fixed), True) for n in tables]
         with shared.env.begin(write=True) as txn:
             for handle, delete in handles:
                 txn.drop(handle, delete=delete)
-        for name in names:
-            if name[:1] == b"t":
-                shared.dbs.pop(name, None)
+        for name in tables:
+            shared.dbs.pop(name, None)
         logger.info("reset index %s", self.path)
 
     def _open_dbs(self) -> None:
@@ -268,8 +308,12 @@ class SimhashIndex:
         self._docs = shared.db(_DOCS)
         self._fps = shared.db(_FPS, **fixed)
         self._meta = shared.db(_META)
-        self._tables = [shared.db(b"t%02d" % i) for i in range(self.layout.tables)]
-        self._plans = self.layout.plans
+        dbs = [shared.db(b"t%02d" % i) for i in range(self.layout.tables)]
+        self._main = _Tables("table", self.layout.plans, dbs, self._codec)
+        self._recent: _Tables | None = None
+        if self.recent_layout is not None:
+            dbs = [shared.db(b"r%02d" % i) for i in range(self.recent_layout.tables)]
+            self._recent = _Tables("recent table", self.recent_layout.plans, dbs, Buckets(1))
 
     # -- transactions ----------------------------------------------------------------------
 
@@ -407,28 +451,107 @@ class SimhashIndex:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _count(self, txn: lmdb.Transaction, delta: int) -> None:
-        """Add ``delta`` to the stored count of distinct fingerprints."""
-        count = int(txn.get(_COUNT, b"0", db=self._meta)) + delta
-        txn.put(_COUNT, str(count).encode(), db=self._meta)
+    def _count(self, txn: lmdb.Transaction, delta: int, name: bytes = _COUNT) -> int:
+        """Add ``delta`` to a stored count (of distinct fingerprints unless ``name`` says
+        otherwise); the new count."""
+        count = int(txn.get(name, b"0", db=self._meta)) + delta
+        txn.put(name, str(count).encode(), db=self._meta)
+        return count
 
     def _add_to_tables(self, txn: lmdb.Transaction, fingerprint: int) -> None:
         if self._batch is not None:
             self._pending.add(fingerprint)
             return
-        split, added = self._codec.split, self._codec.added
-        for plan, db in zip(self._plans, self._tables, strict=True):
+        tables = self._recent or self._main
+        split, added = tables.codec.split, tables.codec.added
+        for plan, db in zip(tables.plans, tables.dbs, strict=True):
             key, value = split(plan.forward(fingerprint))
             bucket = added(txn.get(key, db=db), value)
             if bucket is not None:
                 txn.put(key, bucket, db=db)
-        self._count(txn, 1)
+        self._counted(txn, 1, tables is self._recent)
+
+    def _counted(self, txn: lmdb.Transaction, added: int, recent: bool) -> None:
+        """Count ``added`` new fingerprints (in the recent tables if ``recent``, which then
+        take a step towards the main tables)."""
+        count = self._count(txn, added)
+        if recent:
+            self._merge_step(txn, self._count(txn, added, _RECENT), count)
+
+    def _merging(self, txn: lmdb.Transaction) -> tuple[np.ndarray, int] | None:
+        """The fingerprints being merged into the main tables, sorted, and how many main
+        tables hold them already; None between merges."""
+        merging = txn.get(_MERGING, db=self._meta)
+        if merging is None:
+            return None
+        done = int(txn.get(_MERGED, b"0", db=self._meta))
+        return np.frombuffer(merging, dtype=">u8").astype(np.uint64), done
+
+    def _merge_step(self, txn: lmdb.Transaction, held: int, count: int) -> None:
+        """Merge the recent tables into one more main table, one table per call (a commit
+        is then never long): a merge begins once they hold :func:`_recent_limit` fingerprints,
+        which stay in the recent tables (and are found there) until every main table has
+        them. Fingerprints added meanwhile go to the recent tables and wait for the next."""
+        assert self._recent is not None
+        main, meta = self._main, self._meta
+        merging = self._merging(txn)
+        if merging is None:
+            if held < _recent_limit(count):
+                return
+            fingerprints, _ = self._table_contents(txn, self._recent, 0)
+            txn.put(_MERGING, fingerprints.astype(">u8").tobytes(), db=meta)
+            merging = fingerprints, 0
+            logger.info(
+                "index %s: merging %d recent fingerprints into the main tables, a table at a time",
+                self.path,
+                fingerprints.size,
+            )
+        fingerprints, done = merging
+        self._put_sorted(txn, main.part(done, done + 1), fingerprints)
+        done += 1
+        if done < len(main.dbs):
+            txn.put(_MERGED, str(done).encode(), db=meta)
+            return
+        # Every main table has them: the recent tables keep what came since.
+        held_now, _ = self._table_contents(txn, self._recent, 0)
+        kept = np.setdiff1d(held_now, fingerprints, assume_unique=True)
+        for db in self._recent.dbs:
+            txn.drop(db, delete=False)
+        if kept.size:
+            self._put_sorted(txn, self._recent, kept)
+        txn.put(_RECENT, str(kept.size).encode(), db=meta)
+        txn.delete(_MERGING, db=meta)
+        txn.delete(_MERGED, db=meta)
+        logger.info("index %s: merged %d recent fingerprints", self.path, fingerprints.size)
 
     def _remove_from_tables(self, txn: lmdb.Transaction, fingerprint: int) -> None:
         if self._batch is not None and self._pending.discard(fingerprint):
             return
-        split, removed = self._codec.split, self._codec.removed
-        for plan, db in zip(self._plans, self._tables, strict=True):
+        if self._recent is not None and self._remove_from(txn, self._recent, fingerprint):
+            self._count(txn, -1, _RECENT)
+            self._unmerge(txn, fingerprint)
+        else:
+            self._remove_from(txn, self._main, fingerprint)
+        self._count(txn, -1)
+
+    def _unmerge(self, txn: lmdb.Transaction, fingerprint: int) -> None:
+        """Take ``fingerprint`` out of a merge in progress, and out of the main tables that
+        have it already."""
+        merging = self._merging(txn)
+        if merging is None:
+            return
+        fingerprints, done = merging
+        at = int(np.searchsorted(fingerprints, np.uint64(fingerprint)))
+        if at == fingerprints.size or int(fingerprints[at]) != fingerprint:
+            return
+        txn.put(_MERGING, np.delete(fingerprints, at).astype(">u8").tobytes(), db=self._meta)
+        self._remove_from(txn, self._main.part(0, done), fingerprint)
+
+    def _remove_from(self, txn: lmdb.Transaction, tables: _Tables, fingerprint: int) -> bool:
+        """Remove ``fingerprint`` from ``tables``; False (nothing changed) if the first of
+        them does not hold it."""
+        split, removed = tables.codec.split, tables.codec.removed
+        for i, (plan, db) in enumerate(zip(tables.plans, tables.dbs, strict=True)):
             key, value = split(plan.forward(fingerprint))
             old = txn.get(key, db=db)
             bucket = None if old is None else removed(old, value)
@@ -436,7 +559,9 @@ class SimhashIndex:
                 txn.put(key, bucket, db=db)
             elif bucket is not None:
                 txn.delete(key, db=db)
-        self._count(txn, -1)
+            elif i == 0:
+                return False
+        return True
 
     def _unlink(self, txn: lmdb.Transaction, fingerprint: int, docid: bytes) -> bool:
         """Detach a document from its fingerprint; True if that was the fingerprint's last."""
@@ -519,7 +644,7 @@ class SimhashIndex:
         # Into an empty index, the tables are sorted in the background from now on.
         ahead = None
         if len(columns) > _FEW and self._empty():
-            ahead = self._tables_ahead(columns.fingerprints)
+            ahead = self._tables_ahead(self._main, columns.fingerprints)
         try:
             batch = prepare(columns, time.time())
             with self._write() as txn:
@@ -533,14 +658,16 @@ class SimhashIndex:
         with self._read() as txn:
             return txn.stat(self._docs)["entries"] == 0
 
-    def _tables_ahead(self, fingerprints: np.ndarray, whole: Sequence[bool] | None = None) -> Ahead:
+    def _tables_ahead(
+        self, tables: _Tables, fingerprints: np.ndarray, whole: Sequence[bool] | None = None
+    ) -> Ahead:
         """Each table's entries for ``fingerprints`` (see :meth:`_table_entries`), computed in a
         background thread: all of them ahead when they take at most 1 GiB, else two."""
         if whole is None:
-            whole = [True] * len(self._plans)
+            whole = [True] * len(tables.plans)
         calls = [
-            partial(self._table_entries, plan, fingerprints, w)
-            for plan, w in zip(self._plans, whole, strict=True)
+            partial(self._table_entries, plan, tables.codec, fingerprints, w)
+            for plan, w in zip(tables.plans, whole, strict=True)
         ]
         fit = (1 << 30) // max(1, 8 * fingerprints.size)
         return Ahead(calls, depth=max(2, min(len(calls), fit)))
@@ -550,7 +677,7 @@ class SimhashIndex:
             if ahead is None or len(batch) != batch.read:  # repeated keys: fewer fingerprints
                 if ahead is not None:
                     ahead.close()
-                ahead = self._tables_ahead(batch.fingerprints)
+                ahead = self._tables_ahead(self._main, batch.fingerprints)
             with ahead:
                 self._load_empty(txn, batch, ahead)
             return
@@ -601,16 +728,18 @@ class SimhashIndex:
                 added = cur.putmulti(LINK.iter_unpack(next(iter(rows))), append=True)
             _check_added(added, len(batch), "fps")
         count = 0
-        for db, result in zip(self._tables, tables, strict=True):
+        for db, result in zip(self._main.dbs, tables, strict=True):
             count, entries = result
             self._write_buckets(txn, db, entries)
         self._count(txn, count)
 
-    def _table_entries(self, plan: Any, fingerprints: np.ndarray, whole: bool) -> Any:
+    def _table_entries(
+        self, plan: TablePlan, codec: Buckets, fingerprints: np.ndarray, whole: bool
+    ) -> Any:
         """A table's permutation of ``fingerprints``, sorted and without repeats; as bucket
         entries when ``whole`` (the table is empty: nothing to merge with)."""
         permuted = sorted_distinct(plan.forward_np(fingerprints), in_place=True)
-        return (permuted.size, bucket_entries(permuted, self._codec)) if whole else permuted
+        return (permuted.size, bucket_entries(permuted, codec)) if whole else permuted
 
     def _write_buckets(self, txn: lmdb.Transaction, db: Any, entries: list[Any]) -> None:
         """Write a table's bucket entries, in key order."""
@@ -622,20 +751,30 @@ class SimhashIndex:
 
     def _put_tables(self, txn: lmdb.Transaction, fingerprints: np.ndarray) -> None:
         """Add fingerprints new to the index to every table, sorted: each bucket touched is
-        written once."""
+        written once. Into the recent tables unless they are as many as a merge of them."""
         if not fingerprints.size:
             return
-        if fingerprints.size <= _FEW:
-            self._insert_sorted(txn, fingerprints.tolist())
-        else:
-            self._merge_sorted(txn, fingerprints)
-        self._count(txn, int(fingerprints.size))
+        count = int(fingerprints.size)
+        tables = self._main  # where a merge's worth goes straight
+        indexed = int(txn.get(_COUNT, b"0", db=self._meta)) + count
+        if self._recent is not None and count < _recent_limit(indexed):
+            tables = self._recent
+        self._put_sorted(txn, tables, fingerprints)
+        self._counted(txn, count, tables is self._recent)
 
-    def _insert_sorted(self, txn: lmdb.Transaction, fingerprints: list[int]) -> None:
+    def _put_sorted(self, txn: lmdb.Transaction, tables: _Tables, fingerprints: np.ndarray) -> None:
+        if fingerprints.size <= _FEW:
+            self._insert_sorted(txn, tables, fingerprints.tolist())
+        else:
+            self._merge_sorted(txn, tables, fingerprints)
+
+    def _insert_sorted(
+        self, txn: lmdb.Transaction, tables: _Tables, fingerprints: list[int]
+    ) -> None:
         """A few fingerprints: bisected into their buckets, one bucket after the other."""
-        codec = self._codec
+        codec = tables.codec
         shift, added = codec.shift, codec.added
-        for plan, db in zip(self._plans, self._tables, strict=True):
+        for plan, db in zip(tables.plans, tables.dbs, strict=True):
             permuted = sorted(map(plan.forward, fingerprints))
             i = 0
             while i < len(permuted):
@@ -647,23 +786,26 @@ class SimhashIndex:
                     i += 1
                 txn.put(key, bucket, db=db)
 
-    def _merge_sorted(self, txn: lmdb.Transaction, fingerprints: np.ndarray) -> None:
+    def _merge_sorted(
+        self, txn: lmdb.Transaction, tables: _Tables, fingerprints: np.ndarray
+    ) -> None:
         """Many distinct fingerprints: each table's new entries sorted with numpy (in a
         background thread, a table or two ahead), merged with the buckets they fall in, and
         the buckets written in key order."""
-        whole = [txn.stat(db)["entries"] == 0 for db in self._tables]
-        with self._tables_ahead(fingerprints, whole) as ahead:
-            for db, w, result in zip(self._tables, whole, ahead, strict=True):
+        whole = [txn.stat(db)["entries"] == 0 for db in tables.dbs]
+        with self._tables_ahead(tables, fingerprints, whole) as ahead:
+            for db, w, result in zip(tables.dbs, whole, ahead, strict=True):
                 if w:
                     self._write_buckets(txn, db, result[1])
                     continue
-                permuted = self._merge_buckets(txn, db, result)
-                self._write_buckets(txn, db, bucket_entries(permuted, self._codec))
+                permuted = self._merge_buckets(txn, tables.codec, db, result)
+                self._write_buckets(txn, db, bucket_entries(permuted, tables.codec))
 
-    def _merge_buckets(self, txn: lmdb.Transaction, db: Any, permuted: np.ndarray) -> np.ndarray:
+    def _merge_buckets(
+        self, txn: lmdb.Transaction, codec: Buckets, db: Any, permuted: np.ndarray
+    ) -> np.ndarray:
         """Sorted ``permuted`` values together with those already in the buckets they fall in
         (a bucket is rewritten whole)."""
-        codec = self._codec
         keys = sorted_distinct(permuted >> np.uint64(codec.shift))
         width = codec.key_bytes
         raw = keys.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - width :]
@@ -690,10 +832,24 @@ class SimhashIndex:
     def _probe(self, txn: lmdb.Transaction, query: int, k: int) -> dict[int, int]:
         """Stored fingerprints within ``k`` of ``query``: {fingerprint: distance}."""
         found: dict[int, int] = {}
+        scanned = self._probe_tables(txn, self._main, query, k, found)
+        if self._recent is not None:
+            scanned += self._probe_tables(txn, self._recent, query, k, found)
+        if len(self._pending):
+            found.update(self._pending.near(query, k))
+        self._queries += 1
+        self._candidates += scanned
+        return found
+
+    def _probe_tables(
+        self, txn: lmdb.Transaction, tables: _Tables, query: int, k: int, found: dict[int, int]
+    ) -> int:
+        """Add the fingerprints of ``tables`` within ``k`` of ``query`` to ``found``; the
+        number of stored fingerprints scanned."""
         scanned = 0
-        codec = self._codec
+        codec = tables.codec
         w, vshift, key_bytes = codec.width, codec.shift, codec.key_bytes
-        for plan, db in zip(self._plans, self._tables, strict=True):
+        for plan, db in zip(tables.plans, tables.dbs, strict=True):
             permuted = plan.forward(query)
             shift = 64 - plan.prefix_bits
             if shift <= vshift:
@@ -734,11 +890,7 @@ class SimhashIndex:
                         distance = (v ^ permuted).bit_count()
                         if distance <= k:
                             found[plan.inverse(v)] = distance
-        if len(self._pending):
-            found.update(self._pending.near(query, k))
-        self._queries += 1
-        self._candidates += scanned
-        return found
+        return scanned
 
     def _matches(
         self, txn: lmdb.Transaction, found: dict[int, int], exclude: bytes | None = None
@@ -967,6 +1119,8 @@ class SimhashIndex:
         with self._read() as txn:
             entries = int(txn.stat(self._docs)["entries"])
             fingerprints = int(txn.get(_COUNT, b"0", db=self._meta))
+            recent = int(txn.get(_RECENT, b"0", db=self._meta))
+            merging, done = self._merging(txn) or ((), 0)
         oldest = newest = None
         if seen and entries <= 100_000:  # a scan of the document headers
             oldest, newest = self.seen_range()
@@ -984,6 +1138,11 @@ class SimhashIndex:
             "prefix_bits": list(self.layout.prefix_bits),
             "layout": str(self.layout),
             "bucket_key_bytes": self._codec.key_bytes,
+            "recent_tables": 0 if self.recent_layout is None else self.recent_layout.tables,
+            "recent_fingerprints": recent,
+            "recent_limit": _recent_limit(fingerprints) if self.recent_layout else 0,
+            "merging": len(merging),
+            "merged_tables": done,
             "max_distance": self.max_distance,
             "fingerprint_version": FINGERPRINT_VERSION,
             "format_version": FORMAT_VERSION,
@@ -1032,8 +1191,34 @@ class SimhashIndex:
             counted = int(txn.get(_COUNT, b"0", db=self._meta))
             if counted != linked.size:
                 problems.append(f"{counted} fingerprints counted, {linked.size} linked")
-            for i, (plan, db) in enumerate(zip(self._plans, self._tables, strict=True)):
-                problems += self._verify_table(txn, i, db, plan, linked)
+            recent = np.empty(0, dtype=np.uint64)  # what any recent table holds
+            if self._recent is not None:
+                contents = []
+                for i in range(len(self._recent.dbs)):
+                    held, shape = self._table_contents(txn, self._recent, i)
+                    problems += shape
+                    contents.append(held)
+                recent = np.unique(np.concatenate(contents))
+                wanted_recent = np.intersect1d(recent, linked, assume_unique=True)
+                for i, held in enumerate(contents):
+                    problems += _table_problems(self._recent, i, held, wanted_recent, linked)
+                counted = int(txn.get(_RECENT, b"0", db=self._meta))
+                if counted != wanted_recent.size:
+                    problems.append(
+                        f"{counted} recent fingerprints counted, {wanted_recent.size} held"
+                    )
+            # Main tables hold what the recent ones do not, and those before ``done`` the
+            # fingerprints of a merge in progress too.
+            merging, done = self._merging(txn) or (np.empty(0, dtype=np.uint64), 0)
+            strays = np.setdiff1d(merging, recent).size
+            if strays:
+                problems.append(f"{strays} fingerprints being merged are in no recent table")
+            wanted = np.setdiff1d(linked, recent, assume_unique=True)
+            wanted_done = np.union1d(wanted, np.intersect1d(merging, linked))
+            for i in range(len(self._main.dbs)):
+                held, shape = self._table_contents(txn, self._main, i)
+                expected = wanted_done if i < done else wanted
+                problems += shape + _table_problems(self._main, i, held, expected, linked)
         return problems
 
     def _link_problems(
@@ -1059,33 +1244,26 @@ class SimhashIndex:
                     problems.append(f"fingerprint {fingerprint:#018x} links another's document")
         return problems
 
-    def _verify_table(
-        self, txn: lmdb.Transaction, i: int, db: Any, plan: Any, expected: np.ndarray
-    ) -> list[str]:
-        """Problems of table ``i``: bucket shapes, order, and fingerprints other than the
-        sorted ``expected``."""
-        codec = self._codec
+    def _table_contents(
+        self, txn: lmdb.Transaction, tables: _Tables, i: int
+    ) -> tuple[np.ndarray, list[str]]:
+        """The fingerprints table ``i`` of ``tables`` holds (sorted, without repeats), and
+        the problems of its buckets' shapes and order."""
+        codec = tables.codec
         problems = []
         entries = []
-        for key, bucket in txn.cursor(db):
+        for key, bucket in txn.cursor(tables.dbs[i]):
             if len(key) != codec.key_bytes or not bucket or len(bucket) % codec.width:
                 problems.append(
-                    f"table {i} bucket {bytes(key).hex()} has a {len(key)}-byte key and"
-                    f" {len(bucket)} bytes"
+                    f"{tables.name} {i} bucket {bytes(key).hex()} has a {len(key)}-byte key"
+                    f" and {len(bucket)} bytes"
                 )
                 continue
             entries.append((key, bucket))
         permuted = bucket_values(entries, codec)
         if not (permuted[1:] > permuted[:-1]).all():
-            problems.append(f"table {i} is out of order or holds repeats")
-        held = sorted_distinct(plan.inverse_np(permuted))
-        if held.size == expected.size and (held == expected).all():
-            return problems
-        for fp in np.setdiff1d(held, expected, assume_unique=True)[:10].tolist():
-            problems.append(f"table {i} holds {fp:#018x}, linked to no document")
-        for fp in np.setdiff1d(expected, held, assume_unique=True)[:10].tolist():
-            problems.append(f"table {i} lacks {fp:#018x}")
-        return problems
+            problems.append(f"{tables.name} {i} is out of order or holds repeats")
+        return sorted_distinct(tables.plans[i].inverse_np(permuted)), problems
 
     def compact(self, dest: str | os.PathLike[str]) -> None:
         """Write a compacted copy of the index to the new or empty directory ``dest``."""
@@ -1115,6 +1293,27 @@ class SimhashIndex:
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("read-only" if self.readonly else "open")
         return f"SimhashIndex({self.path!r}, {self.layout.name}, k={self.max_distance}, {state})"
+
+
+def _table_problems(
+    tables: _Tables, i: int, held: np.ndarray, wanted: np.ndarray, linked: np.ndarray
+) -> list[str]:
+    """How what table ``i`` of ``tables`` holds differs from the sorted ``wanted``
+    (``linked``: every fingerprint of a document)."""
+    if held.size == wanted.size and (held == wanted).all():
+        return []
+    problems = []
+    for fp in np.setdiff1d(held, wanted, assume_unique=True)[:10].tolist():
+        where = "in the other level" if fp in linked else "linked to no document"
+        problems.append(f"{tables.name} {i} holds {fp:#018x}, {where}")
+    for fp in np.setdiff1d(wanted, held, assume_unique=True)[:10].tolist():
+        problems.append(f"{tables.name} {i} lacks {fp:#018x}")
+    return problems
+
+
+def _recent_limit(count: int) -> int:
+    """How many fingerprints the recent tables of an index of ``count`` hold before a merge."""
+    return max(_RECENT_MIN, count // _RECENT_SHARE)
 
 
 def _entry(found: tuple[float, bytes] | None) -> Match | None:

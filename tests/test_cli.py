@@ -131,12 +131,36 @@ def test_info_table(capsys, index_path):
     assert lines["newest"].strip().endswith("https://example.com/c")
 
 
+def test_info_shows_the_recent_tables_and_a_merge_in_progress(capsys, tmp_path, monkeypatch):
+    import scrapy_simhash.index as index_module
+
+    monkeypatch.setattr(index_module, "_RECENT_MIN", 20)
+    path = str(tmp_path / "big")
+    with SimhashIndex(path, expected_size=10**7) as ix:
+        for i in range(23):  # the 20th begins a merge; each insert after it merges a table
+            ix.insert(i << 40, f"https://example.com/{i}")
+    code, out, err = run(capsys, "info", path)
+    assert (code, err) == (0, "")
+    lines = dict(line.split(":", 1) for line in out.splitlines())
+    assert lines["tables"].strip() == "10"
+    assert lines["recent tables"].strip() == (
+        "4, holding 23 fingerprints (merged into the main tables from 20);"
+        " merging 20, 4 of 10 tables done"
+    )
+    info = run_json(capsys, "info", path)
+    assert isinstance(info, dict)
+    assert (info["recent_fingerprints"], info["merging"], info["merged_tables"]) == (23, 20, 4)
+    code, out, err = run(capsys, "verify", path)
+    assert (code, err) == (0, "")
+
+
 def test_info_json(capsys, index_path):
     info = run_json(capsys, "info", index_path)
     assert isinstance(info, dict)
     assert info["path"] == os.path.abspath(index_path)
     assert (info["entries"], info["fingerprints"], info["k"], info["tables"]) == (8, 8, 3, 4)
     assert info["prefix_bits"] == [16, 16, 16, 16]
+    assert (info["recent_tables"], info["recent_fingerprints"], info["merging"]) == (0, 0, 0)
     assert (info["format_version"], info["fingerprint_version"]) == (
         FORMAT_VERSION,
         FINGERPRINT_VERSION,

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import bisect
 import os
 import random
+import re
 
 import pytest
 
 from scrapy_simhash._layout import build_layout, choose_layout
-from scrapy_simhash._records import choose_key_bytes, doc_id
+from scrapy_simhash._records import Buckets, choose_key_bytes, doc_id
 from scrapy_simhash.fingerprint import FINGERPRINT_VERSION
 from scrapy_simhash.index import FORMAT_VERSION, IndexMismatchError, Match, SimhashIndex
+
+MERGED = re.compile(r"merged (\d+) recent fingerprints")
 
 
 def flip(fp: int, *bits: int) -> int:
@@ -250,7 +254,7 @@ def test_reopen_keeps_parameters_and_refuses_mismatches(tmp_path):
     [
         (b"fingerprint_version", b"999", "fingerprint_version=999"),
         (b"format_version", b"999", "format_version=999"),
-        (b"format_version", b"1", r"format_version=1, not 2 \(this code's format\)"),
+        (b"format_version", b"2", r"format_version=2, not 3 \(this code's format\)"),
     ],
 )
 def test_other_versions_are_refused(tmp_path, meta_key, value, what):
@@ -365,6 +369,30 @@ def test_bucket_key_width_follows_the_expected_size(tmp_path):
     assert choose_key_bytes(10**9, 7) == 1  # never wider than the narrowest prefix
 
 
+@pytest.mark.parametrize("key_bytes", [1, 2, 3])
+def test_bucket_position_is_the_bisection_point_however_values_are_spread(key_bytes):
+    codec = Buckets(key_bytes)
+    top = 1 << codec.shift
+    rng = random.Random(key_bytes)
+    spreads = {
+        "even": lambda n: rng.sample(range(top), n),
+        "bunched low": lambda n: rng.sample(range(64), min(n, 64)),
+        "bunched high": lambda n: rng.sample(range(top - 64, top), min(n, 64)),
+        "two bunches": lambda n: (
+            [rng.randrange(32) for _ in range(n)] + [top - 1 - rng.randrange(32) for _ in range(n)]
+        ),
+    }
+    for spread, make in spreads.items():
+        for n in (0, 1, 2, 5, 40, 300):
+            values = sorted(set(make(n)))
+            bucket = b"".join(v.to_bytes(codec.width, "big") for v in values)
+            probes = [0, top - 1, *values, *(v + 1 for v in values if v + 1 < top)]
+            probes += [rng.randrange(top) for _ in range(50)]
+            for probe in probes:
+                expected = bisect.bisect_left(values, probe)
+                assert codec.position(bucket, probe) == expected, (spread, n, probe)
+
+
 def test_layout_choice_follows_the_paper():
     assert choose_layout(3, 10**6).tables == 4
     assert choose_layout(3, 10**7).tables == 10
@@ -438,10 +466,10 @@ class _Interrupted(SimhashIndex):
             raise KeyboardInterrupt
         super()._add_to_tables(txn, fingerprint)
 
-    def _table_entries(self, plan, fingerprints, whole):
-        if self.fail_on in fingerprints.tolist() and plan is self._plans[-1]:
+    def _table_entries(self, plan, codec, fingerprints, whole):
+        if self.fail_on in fingerprints.tolist() and plan is self._main.plans[-1]:
             raise MemoryError("table sort failed")
-        return super()._table_entries(plan, fingerprints, whole)
+        return super()._table_entries(plan, codec, fingerprints, whole)
 
 
 def test_an_operation_interrupted_midway_rolls_back_the_uncommitted_batch(tmp_path):
@@ -586,3 +614,86 @@ def test_insert_many_checks_every_item_before_writing(tmp_path, bad, error, matc
             with pytest.raises(error, match=match):
                 ix.insert_many(items)
             assert list(ix.keys()) == ["before"] and ix.verify() == []
+
+
+def test_recent_tables_take_single_inserts_and_merge_a_main_table_per_commit(
+    tmp_path, monkeypatch, caplog
+):
+    import scrapy_simhash.index as index_module
+
+    monkeypatch.setattr(index_module, "_RECENT_MIN", 50)
+    rng = random.Random(11)
+    docs: dict[str, int] = {}
+
+    def check(ix: SimhashIndex, **expected: int) -> None:
+        stats = ix.stats()
+        assert {name: stats[name] for name in expected} == expected
+        assert stats["fingerprints"] == len(set(docs.values())) and len(ix) == len(docs)
+        assert ix.verify() == []
+        for q in [*rng.sample(sorted(docs.values()), min(30, len(docs))), rng.getrandbits(64)]:
+            assert {m.key: m.distance for m in ix.query(q)} == {
+                key: (fp ^ q).bit_count() for key, fp in docs.items() if (fp ^ q).bit_count() <= 3
+            }
+
+    def insert(ix: SimhashIndex, key: str) -> None:
+        docs[key] = rng.getrandbits(64)
+        ix.insert(docs[key], key)
+
+    path = tmp_path / "ix"
+    caplog.set_level("INFO", logger="scrapy_simhash.index")
+    with SimhashIndex(path, expected_size=10**7) as ix:  # 10 tables, and 4 recent ones
+        check(ix, tables=10, recent_tables=4, recent_limit=50, recent_fingerprints=0)
+        ix.insert_many((rng.getrandbits(64), f"bulk{i}", {}) for i in range(1000))
+        docs.update((m.key, m.fingerprint) for m in ix.items())
+        check(ix, recent_fingerprints=0)  # a bulk load goes to the main tables
+        for i in range(49):  # one by one, each in its own transaction
+            insert(ix, f"one{i}")
+        check(ix, recent_fingerprints=49, merging=0, merged_tables=0)
+        insert(ix, "one49")  # the recent tables are full: a merge begins
+        check(ix, recent_fingerprints=50, merging=50, merged_tables=1)
+        assert "merging 50 recent fingerprints" in caplog.text
+        assert ix.remove("one7") and ix.remove("bulk3")  # from a merge, from the main tables
+        del docs["one7"], docs["bulk3"]
+        ix.insert(docs["one8"], "shares-one8")
+        docs["shares-one8"] = docs["one8"]
+        check(ix, recent_fingerprints=49, merging=49, merged_tables=1)
+        for i in range(50, 58):
+            insert(ix, f"one{i}")
+        check(ix, recent_fingerprints=57, merging=49, merged_tables=9)
+        insert(ix, "one58")  # the last main table: the recent tables keep the 9 since
+        check(ix, recent_fingerprints=9, merging=0, merged_tables=0)
+        assert "merged 49 recent fingerprints" in caplog.text
+        with ix.batch(commit_every=7):  # a merge step at each commit
+            for i in range(100):
+                fp = rng.choice(sorted(docs.values())) ^ (1 << rng.randrange(64))
+                if ix.check_and_insert(fp, f"near{i}") is None:
+                    docs[f"near{i}"] = fp
+                insert(ix, f"batch{i}")
+        assert caplog.text.count("merged") == 2
+        check(ix)
+        stats = ix.stats()
+    with SimhashIndex(path, readonly=True) as ix:  # both levels, and the merge, are on disk
+        check(ix, recent_fingerprints=stats["recent_fingerprints"], merging=stats["merging"])
+
+
+def test_verify_names_damage_to_the_recent_tables(tmp_path):
+    with SimhashIndex(tmp_path / "ix", expected_size=10**7) as ix:
+        ix.insert_many((i << 40, f"main{i}", {}) for i in range(5))
+        for i in range(5, 8):
+            ix.insert(i << 40, f"recent{i}")
+        assert ix.stats()["recent_fingerprints"] == 3 and ix.verify() == []
+        recent, main = ix._recent, ix._main
+        with ix._shared.env.begin(write=True) as txn:
+            ix._remove_from(txn, recent, 5 << 40)  # in neither level now
+            ix._remove_from(txn, main, 2 << 40)  # the same
+            ix._add_to_tables(txn, 1 << 40)  # in both
+            key, value = recent.codec.split(recent.plans[1].forward(6 << 40))
+            bucket = txn.get(key, db=recent.dbs[1])  # lost from one recent table
+            txn.put(key, recent.codec.removed(bucket, value) or b"\0", db=recent.dbs[1])
+        problems = ix.verify()
+    assert f"table 0 holds {1 << 40:#018x}, in the other level" in problems
+    assert f"table 9 lacks {2 << 40:#018x}" in problems
+    assert f"table 3 lacks {5 << 40:#018x}" in problems
+    assert f"recent table 1 lacks {6 << 40:#018x}" in problems
+    assert "recent table 1 bucket 06 has a 1-byte key and 1 bytes" in problems
+    assert "4 recent fingerprints counted, 3 held" in problems

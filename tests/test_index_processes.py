@@ -10,9 +10,23 @@ import time
 
 import pytest
 
+from scrapy_simhash import index as index_module
 from scrapy_simhash.index import SimhashIndex
 
 ctx = multiprocessing.get_context("fork")
+
+
+@pytest.fixture(params=["4 tables", "10 tables and 4 recent ones"])
+def new_index(request, tmp_path, monkeypatch) -> str:
+    """The path of a new index: of 4 tables, or of 10 with recent tables merged into them
+    every 100 new fingerprints (the forked processes inherit the limit)."""
+    path = str(tmp_path / "ix")
+    if request.param.startswith("10"):
+        monkeypatch.setattr(index_module, "_RECENT_MIN", 100)
+        SimhashIndex(path, expected_size=10**7).close()
+    else:
+        SimhashIndex(path).close()
+    return path
 
 
 def _batched_writer(path: str, progress) -> None:
@@ -24,9 +38,8 @@ def _batched_writer(path: str, progress) -> None:
             progress.value = batch + 1
 
 
-def test_killed_writer_loses_only_uncommitted_work(tmp_path):
-    path = str(tmp_path / "ix")
-    SimhashIndex(path).close()
+def test_killed_writer_loses_only_uncommitted_work(new_index):
+    path = new_index
     progress = ctx.Value("i", 0)
     proc = ctx.Process(target=_batched_writer, args=(path, progress))
     proc.start()
@@ -71,9 +84,8 @@ def _run(procs) -> None:
         assert p.exitcode == 0
 
 
-def test_four_writers_lose_nothing(tmp_path):
-    path = str(tmp_path / "ix")
-    SimhashIndex(path).close()
+def test_four_writers_lose_nothing(new_index):
+    path = new_index
     _run([ctx.Process(target=_inserter, args=(path, w, 150)) for w in range(4)])
     with SimhashIndex(path) as ix:
         assert len(ix) == 600

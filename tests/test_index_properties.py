@@ -93,11 +93,13 @@ def brute_keys(query: int, docs: dict[str, int], k: int) -> dict[str, int]:
     seed=st.integers(0, 2**32 - 1),
     expected_size=st.sampled_from([100, 10**6, 10**8]),
     few=st.sampled_from([0, 10**6]),
+    recent=st.sampled_from([3, 40, 10**6]),
 )
-def test_every_write_path_keeps_brute_force_answers(layout_index, seed, expected_size, few):
+def test_every_write_path_keeps_brute_force_answers(layout_index, seed, expected_size, few, recent):
     """Bulk loads into empty and non-empty tables (merged buckets, appended buckets),
     reinserted keys, shared fingerprints, single inserts and removals, for every bucket
-    key width: queries equal brute force over what is stored, and verify() is clean."""
+    key width, with recent tables merged into the main ones often, now and then or never:
+    queries equal brute force over what is stored, and verify() is clean."""
     k, blocks, sub_blocks = LAYOUTS[layout_index]
     layout = build_layout(k, blocks, sub_blocks)
     query, stored = planted(seed, k, 120)
@@ -105,6 +107,7 @@ def test_every_write_path_keeps_brute_force_answers(layout_index, seed, expected
     docs: dict[str, int] = {}
     path = tempfile.mkdtemp()
     saved, index_module._FEW = index_module._FEW, few  # numpy merges, or bisection
+    saved_recent, index_module._RECENT_MIN = index_module._RECENT_MIN, recent
     try:
         with SimhashIndex(path, max_distance=k, layout=layout, expected_size=expected_size) as ix:
             first = [(fp, f"a{i}", {}) for i, fp in enumerate(stored[::2])]
@@ -137,6 +140,7 @@ def test_every_write_path_keeps_brute_force_answers(layout_index, seed, expected
                 assert got == brute_keys(q, docs, k)
     finally:
         index_module._FEW = saved
+        index_module._RECENT_MIN = saved_recent
         shutil.rmtree(path)
 
 
@@ -145,21 +149,26 @@ def test_every_write_path_keeps_brute_force_answers(layout_index, seed, expected
     layout_index=st.integers(0, len(LAYOUTS) - 1),
     seed=st.integers(0, 2**32 - 1),
     commit_every=st.sampled_from([1, 3, 50, 10_000]),
+    recent=st.sampled_from([2, 10**6]),
     ops=st.lists(
         st.tuples(st.sampled_from(["insert", "check", "remove", "many", "query"]), st.integers()),
         min_size=5,
         max_size=60,
     ),
 )
-def test_queries_inside_a_batch_see_held_back_entries(layout_index, seed, commit_every, ops):
+def test_queries_inside_a_batch_see_held_back_entries(
+    layout_index, seed, commit_every, recent, ops
+):
     """Inside batch(): inserts (new, repeated and shared fingerprints, reinserted keys),
-    check_and_insert, removals and bulk loads, with table entries held back until commit;
-    every query in the block equals brute force over what the block stored so far."""
+    check_and_insert, removals and bulk loads, with table entries held back until commit
+    (and recent tables merged often, or never); every query in the block equals brute force
+    over what the block stored so far."""
     k, blocks, sub_blocks = LAYOUTS[layout_index]
     layout = build_layout(k, blocks, sub_blocks)
     query, stored = planted(seed, k, 30)
     docs: dict[str, int] = {}
     path = tempfile.mkdtemp()
+    saved_recent, index_module._RECENT_MIN = index_module._RECENT_MIN, recent
     try:
         with SimhashIndex(path, max_distance=k, layout=layout) as ix:
             ix.insert_many((fp, f"pre{i}", {}) for i, fp in enumerate(stored[:10]))
@@ -193,4 +202,5 @@ def test_queries_inside_a_batch_see_held_back_entries(layout_index, seed, commit
             for q in (query, *stored[::7]):
                 assert {m.key: m.distance for m in ix.query(q)} == brute_keys(q, docs, k)
     finally:
+        index_module._RECENT_MIN = saved_recent
         shutil.rmtree(path)
