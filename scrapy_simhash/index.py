@@ -15,7 +15,7 @@ One LMDB environment per index directory holds these named databases:
   fingerprint.
 * ``r00``, ``r01``, ...: the *recent* tables, a second level for layouts of more tables than
   a small index needs (k=3: 4 recent tables beside 10): fingerprints added a few at a time
-  go there (buckets with 1-byte keys), and are merged into the main tables, sorted, once the
+  go there (buckets with 2-byte keys), and are merged into the main tables, sorted, once the
   recent tables hold a 32nd of the index (at least 16,384), one main table per commit. A
   random fingerprint written into the main tables rewrites a page of each; merged by the
   hundred thousand, the main tables' pages are rewritten once for many. Queries probe both
@@ -100,6 +100,7 @@ _RECENT_MIN = 1 << 14
 _RECENT_SHARE = 32
 #: The recent tables' layout is the one chosen for this many fingerprints.
 _RECENT_SIZE = 1 << 18
+_RECENT_KEY_BYTES = 2
 
 
 class IndexMismatchError(ValueError):
@@ -313,7 +314,9 @@ class SimhashIndex:
         self._recent: _Tables | None = None
         if self.recent_layout is not None:
             dbs = [shared.db(b"r%02d" % i) for i in range(self.recent_layout.tables)]
-            self._recent = _Tables("recent table", self.recent_layout.plans, dbs, Buckets(1))
+            self._recent = _Tables(
+                "recent table", self.recent_layout.plans, dbs, Buckets(_RECENT_KEY_BYTES)
+            )
 
     # -- transactions ----------------------------------------------------------------------
 
