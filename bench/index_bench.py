@@ -24,6 +24,7 @@ Every timed query's answer is checked against brute force.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import platform
 import resource
@@ -113,24 +114,7 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
         row["tables"] = ix.layout.tables
 
         queries = make_queries(stored, args.queries, rng)
-        ix.query_many(queries)  # warm the page cache
-        ix.query_many(queries)
-        # QUERY_PASSES timed passes over the queries: the medians of their p50s and of their
-        # p99s reported (this machine has slow spells lasting seconds), and the p99s' range.
-        p50s, p99s = [], []
-        faults = resource.getrusage(resource.RUSAGE_SELF).ru_majflt
-        for _ in range(QUERY_PASSES):
-            lat = []
-            for q in queries:
-                start = time.perf_counter_ns()
-                ix.query(q)
-                lat.append((time.perf_counter_ns() - start) / 1000)
-            p50s.append(percentile(lat, 50))
-            p99s.append(percentile(lat, 99))
-        row["query_majflt"] = resource.getrusage(resource.RUSAGE_SELF).ru_majflt - faults
-        row["query_p50_us"] = statistics.median(p50s)
-        row["query_p99_us"] = statistics.median(p99s)
-        row["query_p99_range"] = f"{min(p99s):,.0f}-{max(p99s):,.0f}"
+        row.update(time_queries(ix, queries))
         row["candidates_per_probe"] = ix.stats()["candidates_per_probe"]
 
         # Brute force over all N, and a check of every answer.
@@ -153,17 +137,34 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
             # Right after a bulk load the document and link pages are full (the first insert
             # into each splits it) and LMDB's free list is empty (commits grow the file): a
             # state an index at 10^7 leaves within 100,000-200,000 single inserts.
-            settle = argparse.Namespace(**{**vars(args), "inserts": args.settle})
-            row["settle_per_s"] = single_inserts(ix, 10_000, settle, rng, "settle")
+            row["settle_per_s"] = single_inserts(ix, 10_000, args.settle, rng, "settle")[0]
             print(f"  N={n:.0e}: {args.settle:,} settling inserts", flush=True)
+        # With recent tables, each timed run is one whole cycle of them: from full (a merge
+        # into the main tables about to begin) to full again, the inserts then paying for
+        # one merge as in a long run (a little more: the next merge's first step is in it).
+        added: list[int] = []
+        cycle = ix.stats()["recent_limit"]
         for commit_every in args.commit_every:
-            row[f"insert_per_s_{commit_every}"] = single_inserts(ix, commit_every, args, rng)
-            print(f"  N={n:.0e}: single inserts, commits of {commit_every}", flush=True)
+            count = args.inserts or (fill_recent(ix, rng, added) if cycle else 50_000)
+            rate, fps, merges, kib = single_inserts(ix, commit_every, count, rng)
+            row[f"insert_per_s_{commit_every}"] = rate
+            row[f"insert_kib_{commit_every}"] = kib
+            row["inserts"] = f"{count:,}" + (f" ({merges} merged)" if cycle else "")
+            added += fps
+            print(f"  N={n:.0e}: {count:,} single inserts, commits of {commit_every}", flush=True)
+        if cycle:  # queries again, with the recent tables full (what a query probes most)
+            fill_recent(ix, rng, added)
+            row["recent_held"] = ix.stats()["recent_fingerprints"]
+            now = np.concatenate([stored, np.array(added, dtype=np.uint64)])
+            full = time_queries(ix, make_queries(now, args.queries, rng), now, args)
+            row.update({f"{key}_recent": value for key, value in full.items()})
+            print(f"  N={n:.0e}: queries, recent tables holding {row['recent_held']:,}")
         if args.no_sync:  # the same without waiting for the disk at each commit
             ix.close()
             ix = SimhashIndex(path, sync=False)
             for commit_every in args.commit_every:
-                rate = single_inserts(ix, commit_every, args, rng, "nosync")
+                count = args.inserts or (fill_recent(ix, rng, added) if cycle else 50_000)
+                rate, _, _, _ = single_inserts(ix, commit_every, count, rng, "nosync")
                 row[f"insert_per_s_{commit_every}_nosync"] = rate
                 print(f"  N={n:.0e}: single inserts, commits of {commit_every}, sync=False")
 
@@ -186,26 +187,148 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
     return row
 
 
+def time_queries(
+    ix: SimhashIndex,
+    queries: list[int],
+    stored: np.ndarray | None = None,
+    args: argparse.Namespace | None = None,
+) -> dict[str, object]:
+    """Warm query latencies: QUERY_PASSES timed passes over ``queries`` after two untimed
+    ones, the medians of their p50s and p99s (this machine has slow spells lasting seconds)
+    and the p99s' range; with ``stored``, --brute-queries answers checked by brute force."""
+    ix.query_many(queries)  # warm the page cache
+    ix.query_many(queries)
+    p50s, p99s = [], []
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_majflt
+    for _ in range(QUERY_PASSES):
+        lat = []
+        for q in queries:
+            start = time.perf_counter_ns()
+            ix.query(q)
+            lat.append((time.perf_counter_ns() - start) / 1000)
+        p50s.append(percentile(lat, 50))
+        p99s.append(percentile(lat, 99))
+    if stored is not None and args is not None:
+        for q in queries[: args.brute_queries]:
+            ours = sorted(m.fingerprint for m in ix.query(q))
+            assert ours == sorted(set(stored[brute(stored, q)].tolist())), f"wrong for {q:#x}"
+    return {
+        "query_majflt": resource.getrusage(resource.RUSAGE_SELF).ru_majflt - faults,
+        "query_p50_us": statistics.median(p50s),
+        "query_p99_us": statistics.median(p99s),
+        "query_p99_range": f"{min(p99s):,.0f}-{max(p99s):,.0f}",
+    }
+
+
+def fill_recent(ix: SimhashIndex, rng: np.random.Generator, added: list[int]) -> int:
+    """Untimed: finish a merge in progress (a step per insert), then fill the recent tables
+    to one short of a merge; their limit (a cycle of them, in inserts)."""
+    while ix.stats()["merging"]:
+        added.append(int(rng.integers(0, 2**64, dtype=np.uint64)))
+        ix.insert(added[-1], f"https://example.com/finish/{len(added)}")
+    stats = ix.stats()
+    size = max(0, stats["recent_limit"] - stats["recent_fingerprints"] - 1)
+    more = rng.integers(0, 2**64, size=size, dtype=np.uint64)
+    ix.insert_many(
+        (int(fp), f"https://example.com/fill/{len(added)}/{i}", {})
+        for i, fp in enumerate(more.tolist())
+    )
+    added += more.tolist()
+    return ix.stats()["recent_limit"]
+
+
+class _Merges(logging.Handler):
+    """Counts the index's log lines of finished merges of its recent tables."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += "merged %d recent" in str(record.msg)
+
+
 def single_inserts(
     ix: SimhashIndex,
     commit_every: int,
-    args: argparse.Namespace,
+    count: int,
     rng: np.random.Generator,
     tag: str = "",
-) -> float:
-    """Inserts per second of ``args.inserts`` new fingerprints, one by one in a batch."""
-    extra = rng.integers(0, 2**64, size=args.inserts, dtype=np.uint64).tolist()
-    start = time.perf_counter()
-    with ix.batch(commit_every=commit_every):
-        for i, fp in enumerate(extra):
-            ix.insert(fp, f"https://example.com/new/{tag}{commit_every}/{i}")
-    return args.inserts / (time.perf_counter() - start)
+) -> tuple[float, list[int], int, float]:
+    """Inserts per second of ``count`` new fingerprints, one by one in a batch; the
+    fingerprints, how many merges of the recent tables finished meanwhile, and the KiB
+    written per insert."""
+    extra = rng.integers(0, 2**64, size=count, dtype=np.uint64).tolist()
+    merges = _Merges()
+    logger = logging.getLogger("scrapy_simhash.index")
+    logger.addHandler(merges)
+    logger.setLevel(logging.INFO)
+    try:
+        written = bytes_written()
+        start = time.perf_counter()
+        with ix.batch(commit_every=commit_every):
+            for i, fp in enumerate(extra):
+                ix.insert(fp, f"https://example.com/new/{tag}{commit_every}/{i}")
+        rate = count / (time.perf_counter() - start)
+        written = bytes_written() - written
+    finally:
+        logger.removeHandler(merges)
+    return rate, extra, merges.count, written / count / 1024
+
+
+def bytes_written() -> float:
+    """Bytes this process has handed to write calls so far (Linux; NaN elsewhere)."""
+    try:
+        with open("/proc/self/io") as f:
+            return float(next(line for line in f if line.startswith("wchar:")).split()[1])
+    except (OSError, StopIteration):
+        return float("nan")
+
+
+def disk_baseline(directory: str) -> str:
+    """What a commit costs this disk: fdatasync of 4 KiB pages scattered over a 256 MiB file
+    (as an LMDB commit writes them), per page, and of the same bytes in one run."""
+    path = os.path.join(directory, "disk-baseline")
+    pages = 1 << 16
+    rng = np.random.default_rng(0)
+    page = rng.integers(0, 256, size=4096, dtype=np.uint8).tobytes()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        for i in range(pages):  # the file written once, so no write below allocates
+            os.pwrite(fd, page, i * 4096)
+        os.fsync(fd)
+        scattered, run = [], []
+        for _ in range(3):
+            picked = np.sort(rng.choice(pages, size=2000, replace=False)).tolist()
+            start = time.perf_counter()
+            for i in picked:
+                os.pwrite(fd, page, i * 4096)
+            os.fdatasync(fd)
+            scattered.append((time.perf_counter() - start) / len(picked) * 1e6)
+            first = int(rng.integers(0, pages - 2000))
+            start = time.perf_counter()
+            os.pwrite(fd, page * 2000, first * 4096)
+            os.fdatasync(fd)
+            run.append((time.perf_counter() - start) / 2000 * 1e6)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return (
+        f"disk: 2000 scattered 4 KiB pages written and fdatasync'ed at"
+        f" {statistics.median(scattered):.1f} us a page, the same bytes in one run at"
+        f" {statistics.median(run):.2f} us a page (medians of 3)"
+    )
+
+
+def table_dbs(ix: SimhashIndex) -> list:
+    """The LMDB databases of the index's main and recent tables."""
+    return [*ix._main.dbs, *(ix._recent.dbs if ix._recent else ())]
 
 
 def warm_up(ix: SimhashIndex) -> None:
     """Read every entry of every database of the index once, through its memory map."""
     with ix._shared.env.begin(buffers=True) as txn:
-        for db in [ix._docs, ix._fps, *ix._tables]:
+        for db in [ix._docs, ix._fps, *table_dbs(ix)]:
             for _ in txn.cursor(db).iternext(keys=True, values=True):
                 pass
 
@@ -215,7 +338,7 @@ def _table_bytes(ix: SimhashIndex) -> int:
     total = 0
     with ix._shared.env.begin() as txn:
         psize = ix._shared.env.stat()["psize"]
-        for db in ix._tables:
+        for db in table_dbs(ix):
             st = txn.stat(db)
             total += (st["branch_pages"] + st["leaf_pages"] + st["overflow_pages"]) * psize
     return total
@@ -267,6 +390,10 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
         ("query p99 (us), ours on disk", "query_p99_us", 1),
         ("  ... lowest-highest p99 of the passes", "query_p99_range", 0),
         ("candidates scanned per query", "candidates_per_probe", 1),
+        ("recent tables: fingerprints held for the queries below", "recent_held", 0),
+        ("query p50 (us), ours, recent tables that full", "query_p50_us_recent", 1),
+        ("query p99 (us), ours, recent tables that full", "query_p99_us_recent", 1),
+        ("  ... lowest-highest p99 of the passes", "query_p99_range_recent", 0),
         ("major page faults in the timed queries", "query_majflt", 0),
         ("query p50 (us), numpy brute force", "brute_p50_us", 0),
         ("query p99 (us), numpy brute force", "brute_p99_us", 0),
@@ -283,6 +410,11 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
         ),
         *(
             (f"single inserts /s (commit every {c})", f"insert_per_s_{c}", 0)
+            for c in args.commit_every
+        ),
+        ("  ... single inserts timed per run (merges)", "inserts", 0),
+        *(
+            (f"  ... KiB written per insert (commit every {c})", f"insert_kib_{c}", 1)
             for c in args.commit_every
         ),
         *(
@@ -310,7 +442,7 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
         f"{platform.python_implementation()} {platform.python_version()}, lmdb "
         f"{lmdb.__version__}, numpy {np.__version__}, {os.cpu_count()} cores, k={K}, "
         f"{args.queries} queries ({args.brute_queries} for brute force), "
-        f"{args.inserts} single inserts, bulk loads per size: {loads}"
+        f"bulk loads per size: {loads}"
     )
 
 
@@ -319,7 +451,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", default="1e6,1e7", help="comma-separated N (e.g. 1e6,1e7)")
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--brute-queries", type=int, default=100)
-    parser.add_argument("--inserts", type=int, default=50_000)
+    parser.add_argument(
+        "--inserts",
+        type=int,
+        default=0,
+        help="single inserts timed per commit size (default 50,000, or with recent tables"
+        " enough for a whole merge of them)",
+    )
     parser.add_argument(
         "--settle",
         type=int,
@@ -372,12 +510,14 @@ def main(argv: list[str] | None = None) -> None:
     rng = np.random.default_rng(args.seed)
     rows = []
     try:
+        disk = disk_baseline(args.data_dir)
         for n in sizes:
             rows.append(bench_size(n, args, rng))
     finally:
         if own_dir and not args.keep:
             shutil.rmtree(args.data_dir, ignore_errors=True)
     report(rows, args)
+    print(disk)
     print(f"run: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 
 
