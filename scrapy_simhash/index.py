@@ -100,6 +100,7 @@ _RECENT_MIN = 1 << 14
 _RECENT_SHARE = 32
 #: The recent tables' layout is the one chosen for this many fingerprints.
 _RECENT_SIZE = 1 << 18
+#: Bucket key width of the recent tables (part of format 3: a change bumps FORMAT_VERSION).
 _RECENT_KEY_BYTES = 2
 
 
