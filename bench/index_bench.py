@@ -12,11 +12,15 @@ side by side, in one run:
   with batched commits (``batch(commit_every=...)``, for each size given) into the full
   index, once every page of it was read (as a long-running writer has; a fresh process on a
   machine that paged out the cold parts of the file reads them from disk at first), and
-  after --settle inserts when given (the state of an index some time after its bulk load);
+  after --settle inserts when given; with recent tables (10^7), each timed run is a whole
+  cycle of them, from full to full again, so it pays for one merge into the main tables;
+  with the KiB handed to write calls per insert, and what this disk takes to fdatasync
+  scattered pages;
+* warm queries again with the recent tables full, when the index has them;
 * bytes on disk per fingerprint, and per fingerprint per table;
 * batch mode: all near-duplicate pairs among the stored fingerprints (``pairs()``).
 
-Every timed query's answer is checked against brute force.
+The answers of the queries timed by brute force too (--brute-queries) are checked against it.
 
     .venv/bin/python bench/index_bench.py --sizes 1e6,1e7
 """
@@ -149,7 +153,7 @@ def bench_size(n: int, args: argparse.Namespace, rng: np.random.Generator) -> di
             rate, fps, merges, kib = single_inserts(ix, commit_every, count, rng)
             row[f"insert_per_s_{commit_every}"] = rate
             row[f"insert_kib_{commit_every}"] = kib
-            row["inserts"] = f"{count:,}" + (f" ({merges} merged)" if cycle else "")
+            row[f"inserts_{commit_every}"] = f"{count:,}" + (f" ({merges} merged)" if cycle else "")
             added += fps
             print(f"  N={n:.0e}: {count:,} single inserts, commits of {commit_every}", flush=True)
         if cycle:  # queries again, with the recent tables full (what a query probes most)
@@ -292,6 +296,7 @@ def disk_baseline(directory: str) -> str:
     pages = 1 << 16
     rng = np.random.default_rng(0)
     page = rng.integers(0, 256, size=4096, dtype=np.uint8).tobytes()
+    block = page * 2000
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         for i in range(pages):  # the file written once, so no write below allocates
@@ -307,7 +312,7 @@ def disk_baseline(directory: str) -> str:
             scattered.append((time.perf_counter() - start) / len(picked) * 1e6)
             first = int(rng.integers(0, pages - 2000))
             start = time.perf_counter()
-            os.pwrite(fd, page * 2000, first * 4096)
+            os.pwrite(fd, block, first * 4096)
             os.fdatasync(fd)
             run.append((time.perf_counter() - start) / 2000 * 1e6)
     finally:
@@ -412,10 +417,13 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
             (f"single inserts /s (commit every {c})", f"insert_per_s_{c}", 0)
             for c in args.commit_every
         ),
-        ("  ... single inserts timed per run (merges)", "inserts", 0),
         *(
-            (f"  ... KiB written per insert (commit every {c})", f"insert_kib_{c}", 1)
+            row
             for c in args.commit_every
+            for row in (
+                (f"  ... inserts timed (merges), commit every {c}", f"inserts_{c}", 0),
+                (f"  ... KiB written per insert, commit every {c}", f"insert_kib_{c}", 1),
+            )
         ),
         *(
             (f"single inserts /s (commit every {c}, sync=False)", f"insert_per_s_{c}_nosync", 0)
