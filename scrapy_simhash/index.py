@@ -16,7 +16,7 @@ One LMDB environment per index directory holds these named databases:
 * ``r00``, ``r01``, ...: the *recent* tables, a second level for layouts of more tables than
   a small index needs (k=3: 4 recent tables beside 10): fingerprints added a few at a time
   go there (buckets with 2-byte keys), and are merged into the main tables, sorted, once the
-  recent tables hold a 32nd of the index (at least 16,384), one main table per commit. A
+  recent tables hold a 64th of the index (at least 16,384), one main table per commit. A
   random fingerprint written into the main tables rewrites a page of each; merged by the
   hundred thousand, the main tables' pages are rewritten once for many. Queries probe both
   levels.
@@ -97,7 +97,7 @@ _FEW = 20_000  # new fingerprints bisected into their buckets; more are merged w
 #: The recent tables are merged into the main ones when they hold this many fingerprints, or
 #: a _RECENT_SHARE-th of the index if that is more (a merge rewrites most main table pages).
 _RECENT_MIN = 1 << 14
-_RECENT_SHARE = 32
+_RECENT_SHARE = 64
 #: The recent tables' layout is the one chosen for this many fingerprints.
 _RECENT_SIZE = 1 << 18
 #: Bucket key width of the recent tables (part of format 3: a change bumps FORMAT_VERSION).
