@@ -1202,7 +1202,7 @@ class SimhashIndex:
                     held, shape = self._table_contents(txn, self._recent, i)
                     problems += shape
                     contents.append(held)
-                recent = np.unique(np.concatenate(contents))
+                recent = sorted_distinct(np.concatenate(contents))
                 wanted_recent = np.intersect1d(recent, linked, assume_unique=True)
                 for i, held in enumerate(contents):
                     problems += _table_problems(self._recent, i, held, wanted_recent, linked)
@@ -1218,7 +1218,9 @@ class SimhashIndex:
             if strays:
                 problems.append(f"{strays} fingerprints being merged are in no recent table")
             wanted = np.setdiff1d(linked, recent, assume_unique=True)
-            wanted_done = np.union1d(wanted, np.intersect1d(merging, linked))
+            if done:
+                merged = np.intersect1d(merging, linked, assume_unique=True)
+                wanted_done = sorted_distinct(np.concatenate([wanted, merged]))
             for i in range(len(self._main.dbs)):
                 held, shape = self._table_contents(txn, self._main, i)
                 expected = wanted_done if i < done else wanted

@@ -238,15 +238,22 @@ def test_reopen_keeps_parameters_and_refuses_mismatches(tmp_path):
     with SimhashIndex(path, max_distance=2, expected_size=10**8) as ix:
         ix.insert(1, "a")
         layout = ix.layout
+        assert ix.stats()["recent_fingerprints"] == 1  # a big layout: recent tables too
     with SimhashIndex(path, expected_size=10) as ix:
         assert ix.max_distance == 2 and ix.layout == layout and "a" in ix
+        assert [m.key for m in ix.query(1)] == ["a"] and ix.recent_layout is not None
     with pytest.raises(IndexMismatchError, match=r"max_distance=2, not 3"):
         SimhashIndex(path, max_distance=3)
     with pytest.raises(IndexMismatchError, match="layout"):
         SimhashIndex(path, layout=build_layout(2, 3))
     with SimhashIndex(path, max_distance=3, reset=True, expected_size=1000) as ix:
         assert len(ix) == 0 and ix.max_distance == 3 and ix.layout.tables == 4
-        assert ix.verify() == []
+        assert ix.recent_layout is None and ix.verify() == []
+        ix.insert(1, "b")
+    with SimhashIndex(path, reset=True, expected_size=10**7) as ix:  # recent tables anew
+        assert (ix.layout.tables, ix.recent_layout.tables, len(ix)) == (10, 4, 0)
+        ix.insert(1, "c")
+        assert [m.key for m in ix.query(1)] == ["c"] and ix.verify() == []
 
 
 @pytest.mark.parametrize(
