@@ -16,10 +16,10 @@ One LMDB environment per index directory holds these named databases:
 * ``r00``, ``r01``, ...: the *recent* tables, a second level for layouts of more tables than
   a small index needs (k=3: 4 recent tables beside 10): fingerprints added a few at a time
   go there (buckets with 2-byte keys), and are merged into the main tables, sorted, once the
-  recent tables hold a 64th of the index (at least 16,384), one main table per commit. A
-  random fingerprint written into the main tables rewrites a page of each; merged by the
-  hundred thousand, the main tables' pages are rewritten once for many. Queries probe both
-  levels.
+  recent tables hold a 64th of the index (at least 16,384), one main table per write of new
+  fingerprints (a commit, or every 4096 inside a batch). A random fingerprint written into the
+  main tables rewrites a page of each; merged by the hundred thousand, the main tables' pages
+  are rewritten once for many. Queries probe both levels.
 
 ``meta`` also counts the distinct fingerprints (what the main and recent tables hold between
 them) and those in the recent tables, and holds a merge in progress (its fingerprints, and
@@ -492,10 +492,11 @@ class SimhashIndex:
         return np.frombuffer(merging, dtype=">u8").astype(np.uint64), done
 
     def _merge_step(self, txn: lmdb.Transaction, held: int, count: int) -> None:
-        """Merge the recent tables into one more main table, one table per call (a commit
-        is then never long): a merge begins once they hold :func:`_recent_limit` fingerprints,
-        which stay in the recent tables (and are found there) until every main table has
-        them. Fingerprints added meanwhile go to the recent tables and wait for the next."""
+        """Merge the recent tables into one more main table, one table per call (per write
+        of new fingerprints, so no commit is long): a merge begins once they hold
+        :func:`_recent_limit` fingerprints, which stay in the recent tables (and are found
+        there) until every main table has them. Fingerprints added meanwhile go to the recent
+        tables and wait for the next merge."""
         assert self._recent is not None
         main, meta = self._main, self._meta
         merging = self._merging(txn)
