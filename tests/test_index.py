@@ -5,7 +5,6 @@ from __future__ import annotations
 import bisect
 import os
 import random
-import re
 
 import pytest
 
@@ -13,8 +12,6 @@ from scrapy_simhash._layout import build_layout, choose_layout
 from scrapy_simhash._records import Buckets, choose_key_bytes, doc_id
 from scrapy_simhash.fingerprint import FINGERPRINT_VERSION
 from scrapy_simhash.index import FORMAT_VERSION, IndexMismatchError, Match, SimhashIndex
-
-MERGED = re.compile(r"merged (\d+) recent fingerprints")
 
 
 def flip(fp: int, *bits: int) -> int:
