@@ -185,10 +185,10 @@ def timed(name, fn):
 
 if CONFIG.get("profile"):
     import scrapy_simhash._dedup as dedup
-    import scrapy_simhash._pages as pages
-    from scrapy_simhash.fingerprint import Fingerprinter
-    from scrapy_simhash.middleware import SimhashMiddleware
-    from scrapy_simhash.pipeline import SimhashPipeline
+    import scrapy_simhash.crawl.pages as pages
+    from scrapy_simhash.text.fingerprint import Fingerprinter
+    from scrapy_simhash.crawl.middleware import SimhashMiddleware
+    from scrapy_simhash.crawl.pipeline import SimhashPipeline
 
     pages.extract_text = timed("extract", pages.extract_text)
     Fingerprinter.fingerprint = timed("fingerprint", Fingerprinter.fingerprint)

@@ -69,7 +69,8 @@ def clear_caches() -> None:
     """Empty the caches a fresh process starts without (ours and trafilatura Simhash's)."""
     from trafilatura.deduplication import _vector_to_add
 
-    from scrapy_simhash import _segment, fingerprint
+    from scrapy_simhash.text import fingerprint
+    from scrapy_simhash.text import segment as _segment
 
     fingerprint._hash_cache.clear()
     _segment.clear_cache()
@@ -221,8 +222,8 @@ def main() -> None:
     # One-time costs, paid before any timing.
     from trafilatura.deduplication import _punct_tbl
 
-    from scrapy_simhash._segment import lexicon
-    from scrapy_simhash.fingerprint import FINGERPRINT_VERSION
+    from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION
+    from scrapy_simhash.text.segment import lexicon
 
     t0 = time.perf_counter()
     lexicon()

@@ -49,7 +49,7 @@ import lxml.html
 from _corpus import ROOT, Page, load_pages, require_corpus
 
 from scrapy_simhash import Fingerprinter, extract_text, hamming
-from scrapy_simhash.fingerprint import FINGERPRINT_VERSION
+from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION
 
 POSITIVE = ("moved", "edit1", "edit2", "decorated", "prefix80")
 NEGATIVE = ("template", "edit20", "prefix30", "cross")

@@ -1,31 +1,41 @@
 """Near-duplicate page detection for Scrapy crawls: main text, simhash, LMDB index.
 
+The package holds four parts, each in a subpackage, imports running one way
+(``crawl`` and ``cli`` use ``index`` and ``text``; ``index`` uses ``text``):
+
+* :mod:`scrapy_simhash.text`: main text, words and the 64-bit fingerprint;
+* :mod:`scrapy_simhash.index`: the permuted-table index and its storage;
+* :mod:`scrapy_simhash.crawl`: the Scrapy components and the service they share;
+* :mod:`scrapy_simhash.cli`: the ``scrapy-simhash`` command line.
+
 The fingerprint and index names import without Scrapy; the Scrapy components
-(``SimhashMiddleware``, ``SimhashPipeline``, ``NearDuplicate``, ``Addon``) are loaded on
-first use, so ``scrapy_simhash.SimhashPipeline`` works in settings.
+(:class:`SimhashMiddleware`, :class:`SimhashPipeline`, :class:`NearDuplicate`,
+:class:`Addon`) are imported on first use, so ``scrapy_simhash.SimhashPipeline`` works in
+settings and ``import scrapy_simhash`` does not load Scrapy.
 """
 
 from __future__ import annotations
 
+import sys
+import types
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .extract import extract_text
-from .fingerprint import FINGERPRINT_VERSION, Fingerprinter, hamming, simhash, text_signature
 from .index import IndexMismatchError, Match, SimhashIndex
+from .text import FINGERPRINT_VERSION, Fingerprinter, extract_text, hamming, simhash, text_signature
 
 if TYPE_CHECKING:
-    from .addon import Addon
-    from .middleware import SimhashMiddleware
-    from .pipeline import NearDuplicate, SimhashPipeline
+    from .crawl.addon import Addon
+    from .crawl.middleware import SimhashMiddleware
+    from .crawl.pipeline import NearDuplicate, SimhashPipeline
 
 __version__ = "0.1.0"
 
 _SCRAPY_COMPONENTS = {
-    "Addon": ".addon",
-    "NearDuplicate": ".pipeline",
-    "SimhashMiddleware": ".middleware",
-    "SimhashPipeline": ".pipeline",
+    "Addon": ".crawl.addon",
+    "NearDuplicate": ".crawl.pipeline",
+    "SimhashMiddleware": ".crawl.middleware",
+    "SimhashPipeline": ".crawl.pipeline",
 }
 
 __all__ = [
@@ -45,10 +55,21 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _SCRAPY_COMPONENTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+class _Package(types.ModuleType):
+    """This package's module type: imports a Scrapy component on first use. As methods of the
+    type (not functions in the module), the hooks stay out of ``help(scrapy_simhash)``, which
+    lists the components themselves."""
+
+    def __getattr__(self, name: str) -> Any:
+        module = _SCRAPY_COMPONENTS.get(name)
+        if module is None:
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(module, self.__name__), name)
+        setattr(self, name, value)
+        return value
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *_SCRAPY_COMPONENTS})
+
+
+sys.modules[__name__].__class__ = _Package

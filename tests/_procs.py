@@ -30,7 +30,7 @@ def worker_pids(parent: int | None = None) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"scrapy_simhash._workers" in cmdline:
+        if b"scrapy_simhash.crawl.workers" in cmdline:
             found.append(int(entry.name))
     return found
 

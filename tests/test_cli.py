@@ -17,12 +17,12 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_simhash._cli_output import Progress
 from scrapy_simhash.cli import main
-from scrapy_simhash.extract import extract_text
-from scrapy_simhash.fingerprint import FINGERPRINT_VERSION, Fingerprinter
+from scrapy_simhash.cli.output import Progress
+from scrapy_simhash.crawl.middleware import SimhashMiddleware
 from scrapy_simhash.index import FORMAT_VERSION, SimhashIndex
-from scrapy_simhash.middleware import SimhashMiddleware
+from scrapy_simhash.text.extract import extract_text
+from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION, Fingerprinter
 from tests.test_scrapy_crawl import ARTICLES, SiteSpider  # the loopback site's crawl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,7 +132,7 @@ def test_info_table(capsys, index_path):
 
 
 def test_info_shows_the_recent_tables_and_a_merge_in_progress(capsys, tmp_path, monkeypatch):
-    import scrapy_simhash.index as index_module
+    import scrapy_simhash.index.index as index_module
 
     monkeypatch.setattr(index_module, "_RECENT_MIN", 20)
     path = str(tmp_path / "big")

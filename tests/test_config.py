@@ -3,7 +3,7 @@ import os
 import pytest
 from scrapy.settings import Settings
 
-from scrapy_simhash._config import MAX_DISTANCE_LIMIT, SimhashConfig, default_workers
+from scrapy_simhash.crawl.config import MAX_DISTANCE_LIMIT, SimhashConfig, default_workers
 
 
 def test_defaults():

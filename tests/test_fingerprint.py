@@ -19,7 +19,7 @@ from scrapy_simhash import (
     simhash,
     text_signature,
 )
-from scrapy_simhash.fingerprint import words
+from scrapy_simhash.text.fingerprint import words
 
 EN = (
     "Scientists at the university observatory announced on Monday that a newly discovered comet "
@@ -292,7 +292,7 @@ def test_segmentation_is_jiebas() -> None:
     """Our segmentation gives the words jieba's own cut gives (without its HMM guesses)."""
     import jieba
 
-    from scrapy_simhash._segment import segment_cjk
+    from scrapy_simhash.text.segment import segment_cjk
 
     tok = jieba.Tokenizer()
     for run in RUNS:
@@ -305,7 +305,7 @@ def test_runs_segmented_together_are_segmented_alone() -> None:
     crosses from one run into the next, whatever the order, repeats or cache."""
     import jieba
 
-    from scrapy_simhash._segment import clear_cache, segment_runs
+    from scrapy_simhash.text.segment import clear_cache, segment_runs
 
     tok = jieba.Tokenizer()
     runs = [*RUNS, "南京", "市长", "江大桥", "", *reversed(RUNS)]
@@ -339,7 +339,7 @@ def test_words_keep_the_order_of_the_text_across_scripts() -> None:
 
 
 def test_a_full_cache_keeps_its_recent_half():
-    from scrapy_simhash._caches import make_room
+    from scrapy_simhash.text.caches import make_room
 
     cache = {i: str(i) for i in range(10)}
     make_room(cache, 1, 12)  # fits

@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from scrapy_simhash._layout import build_layout, choose_layout
-from scrapy_simhash._records import Buckets, choose_key_bytes, doc_id
-from scrapy_simhash.fingerprint import FINGERPRINT_VERSION
 from scrapy_simhash.index import FORMAT_VERSION, IndexMismatchError, Match, SimhashIndex
+from scrapy_simhash.index.layout import build_layout, choose_layout
+from scrapy_simhash.index.records import Buckets, choose_key_bytes, doc_id
+from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION
 
 
 def flip(fp: int, *bits: int) -> int:
@@ -496,7 +496,7 @@ def test_an_operation_interrupted_midway_rolls_back_the_uncommitted_batch(tmp_pa
 
 
 def test_a_bulk_load_whose_background_table_sort_fails_writes_nothing(tmp_path, monkeypatch):
-    import scrapy_simhash.index as index_module
+    import scrapy_simhash.index.index as index_module
 
     monkeypatch.setattr(index_module, "_FEW", 10)  # tables sorted ahead from the start
     rng = random.Random(5)
@@ -529,7 +529,7 @@ def test_seen_range_finds_the_oldest_and_newest_entries(index):
 
 
 def test_bulk_load_into_an_empty_index_inside_a_batch(tmp_path, monkeypatch):
-    import scrapy_simhash.index as index_module
+    import scrapy_simhash.index.index as index_module
 
     monkeypatch.setattr(index_module, "_FEW", 10)  # tables sorted ahead, in the background
     rng = random.Random(8)
@@ -553,7 +553,7 @@ def test_bulk_id_order_is_a_full_sort_with_ties_and_repeats(space):
     ids kept."""
     import numpy as np
 
-    from scrapy_simhash._bulk import _unique_sorted
+    from scrapy_simhash.index.bulk import _unique_sorted
 
     rng = np.random.default_rng(space)
     for n in (1, 2, 17, 1000, 5000):
@@ -571,9 +571,9 @@ def test_table_passes_a_span_at_a_time_match_whole_array_passes(tmp_path, monkey
     """Bulk loads permute and cut the tables a span of values at a time: with spans of a few
     values, buckets that straddle spans come out whole, and every table matches the
     documents."""
-    import scrapy_simhash._bulk as bulk_module
-    import scrapy_simhash._layout as layout_module
-    import scrapy_simhash.index as index_module
+    import scrapy_simhash.index.bulk as bulk_module
+    import scrapy_simhash.index.index as index_module
+    import scrapy_simhash.index.layout as layout_module
 
     monkeypatch.setattr(index_module, "_FEW", 10)
     monkeypatch.setattr(bulk_module, "_SPAN", 7)
@@ -623,7 +623,7 @@ def test_insert_many_checks_every_item_before_writing(tmp_path, bad, error, matc
 def test_recent_tables_take_single_inserts_and_merge_a_main_table_per_commit(
     tmp_path, monkeypatch, caplog
 ):
-    import scrapy_simhash.index as index_module
+    import scrapy_simhash.index.index as index_module
 
     monkeypatch.setattr(index_module, "_RECENT_MIN", 50)
     rng = random.Random(11)

@@ -10,10 +10,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_simhash import index as index_module
-from scrapy_simhash._layout import build_layout, candidate_layouts
-from scrapy_simhash._pairs import near_pairs
+import scrapy_simhash.index.index as index_module
 from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.index.layout import build_layout, candidate_layouts
+from scrapy_simhash.index.pairs import near_pairs
 
 LAYOUTS = [(k, b, s) for k in range(0, 5) for b, s in candidate_layouts(k)]
 LAYOUTS += [(8, 9, 0), (8, 10, 0)]

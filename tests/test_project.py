@@ -40,10 +40,13 @@ def test_version_agrees() -> None:
     assert re.search(rf'^version = "{re.escape(scrapy_simhash.__version__)}"$', pyproject, re.M)
 
 
-def test_fingerprints_and_index_import_without_scrapy() -> None:
+def test_scrapy_free_parts_import_without_scrapy() -> None:
+    """The text, the index, the command line and the worker processes load no Scrapy."""
     code = (
         "import sys, scrapy_simhash\n"
         "from scrapy_simhash import SimhashIndex, simhash\n"
+        "import scrapy_simhash.text, scrapy_simhash.index, scrapy_simhash.cli\n"
+        "import scrapy_simhash.crawl.workers, scrapy_simhash.crawl.pages\n"
         "assert not any(m == 'scrapy' or m.startswith('scrapy.') for m in sys.modules), "
         "sorted(m for m in sys.modules if m.startswith('scrapy.'))\n"
         "from scrapy_simhash import SimhashPipeline, SimhashMiddleware, NearDuplicate, Addon\n"
@@ -59,3 +62,28 @@ def test_public_names_resolve() -> None:
         assert getattr(scrapy_simhash, name) is not None
     with pytest.raises(AttributeError):
         scrapy_simhash.NoSuchThing  # noqa: B018
+
+
+def test_help_lists_the_components() -> None:
+    import pydoc
+
+    import scrapy_simhash
+
+    text = pydoc.render_doc(scrapy_simhash, renderer=pydoc.plaintext)
+    for name in ("SimhashMiddleware", "SimhashPipeline", "Addon", "NearDuplicate", "SimhashIndex"):
+        assert f"class {name}(" in text
+    assert "__getattr__" not in text
+
+
+def test_imports_run_one_way() -> None:
+    """``text`` imports nothing else of the package; ``index`` only ``text``; ``cli`` never
+    ``crawl`` (read from the import lines of each module)."""
+    allowed = {"text": set(), "index": {"text"}, "cli": {"text", "index"}}
+    package = ROOT / "scrapy_simhash"
+    for part, others in allowed.items():
+        for module in (package / part).glob("*.py"):
+            source = module.read_text(encoding="utf-8")
+            used = set(re.findall(r"^\s*from \.\.(\w+)", source, re.M))
+            used |= set(re.findall(r"^\s*(?:from|import) scrapy_simhash\.(\w+)", source, re.M))
+            assert used <= others, f"{module.relative_to(ROOT)} imports {sorted(used - others)}"
+            assert not re.search(r"^\s*(?:from|import) (?:scrapy|twisted)\b", source, re.M), module

@@ -18,11 +18,11 @@ from scrapy.http import HtmlResponse
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_simhash.extract import extract_text
-from scrapy_simhash.fingerprint import Fingerprinter, hamming
+from scrapy_simhash.crawl.middleware import SimhashMiddleware
+from scrapy_simhash.crawl.pipeline import SimhashPipeline
 from scrapy_simhash.index import SimhashIndex
-from scrapy_simhash.middleware import SimhashMiddleware
-from scrapy_simhash.pipeline import SimhashPipeline
+from scrapy_simhash.text.extract import extract_text
+from scrapy_simhash.text.fingerprint import Fingerprinter, hamming
 
 SITE = Path(__file__).parents[1] / "example_project" / "site"
 BAD = Path(__file__).parent / "site" / "bad"

@@ -19,9 +19,9 @@ from scrapy import Request, Spider, signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
-from scrapy_simhash.extract import extract_text
-from scrapy_simhash.fingerprint import Fingerprinter, hamming
 from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.text.extract import extract_text
+from scrapy_simhash.text.fingerprint import Fingerprinter, hamming
 
 from ._procs import alive, worker_pids
 from .test_scrapy_crawl import (
@@ -307,8 +307,8 @@ async def test_the_pool_hands_over_at_most_queue_size_pages(tmp_path):
     from scrapy.utils.defer import maybe_deferred_to_future
     from twisted.internet.defer import gatherResults
 
-    from scrapy_simhash._pages import PageOptions, PageWork
-    from scrapy_simhash._workers import WorkerPool
+    from scrapy_simhash.crawl.pages import PageOptions, PageWork
+    from scrapy_simhash.crawl.workers import WorkerPool
 
     pages = [
         path.read_bytes()

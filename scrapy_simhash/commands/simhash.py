@@ -2,7 +2,7 @@
 
 Registered through the ``scrapy.commands`` entry point (or ``COMMANDS_MODULE =
 "scrapy_simhash.commands"``). Everything after ``simhash`` is handed to
-:func:`scrapy_simhash.cli.main`, so both surfaces share one parser and one implementation.
+:func:`scrapy_simhash.cli.main.main`, so both surfaces share one parser and one implementation.
 """
 
 from __future__ import annotations

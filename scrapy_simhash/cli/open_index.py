@@ -9,8 +9,8 @@ from contextlib import contextmanager
 
 import lmdb
 
-from ._cli_output import CliError
-from .index import IndexMismatchError, SimhashIndex
+from ..index import IndexMismatchError, SimhashIndex
+from .output import CliError
 
 
 def _not_an_index(path: str, why: str = "") -> CliError:

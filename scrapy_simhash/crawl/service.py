@@ -26,12 +26,12 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.project import data_path
 from twisted.internet.defer import Deferred
 
-from ._config import SimhashConfig
-from ._pages import PageOptions, PageWork, Result, describe
-from ._turns import Turns
-from ._workers import BROKEN, WorkerError, WorkerPool
-from .fingerprint import hamming
-from .index import IndexMismatchError, SimhashIndex
+from ..index import IndexMismatchError, SimhashIndex
+from ..text.fingerprint import hamming
+from .config import SimhashConfig
+from .pages import PageOptions, PageWork, Result, describe
+from .turns import Turns
+from .workers import BROKEN, WorkerError, WorkerPool
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

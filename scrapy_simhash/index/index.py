@@ -43,8 +43,9 @@ from typing import Any
 import lmdb
 import numpy as np
 
-from . import _lmdb
-from ._bulk import (
+from ..text.fingerprint import FINGERPRINT_VERSION
+from . import lmdb_env as _lmdb
+from .bulk import (
     LINK,
     Ahead,
     Pending,
@@ -58,9 +59,9 @@ from ._bulk import (
     read_items,
     sorted_distinct,
 )
-from ._layout import MAX_SUPPORTED_DISTANCE, Layout, TablePlan, choose_layout
-from ._pairs import near_pairs
-from ._records import (
+from .layout import MAX_SUPPORTED_DISTANCE, Layout, TablePlan, choose_layout
+from .pairs import near_pairs
+from .records import (
     Buckets,
     Entry,
     check_fingerprint,
@@ -71,7 +72,6 @@ from ._records import (
     decode_key,
     doc_id,
 )
-from .fingerprint import FINGERPRINT_VERSION
 
 __all__ = ["FORMAT_VERSION", "IndexMismatchError", "Layout", "Match", "SimhashIndex"]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ._records import (
+from .records import (
     HEADER,
     Buckets,
     Entry,

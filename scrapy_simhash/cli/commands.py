@@ -12,11 +12,11 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ._cli_index import open_index
-from ._cli_output import CliError, CliUsage, Output, Progress, format_fp, iso_time, parse_fp
-from .extract import extract_text
-from .fingerprint import Fingerprinter
-from .index import Match, SimhashIndex
+from ..index import Match, SimhashIndex
+from ..text.extract import extract_text
+from ..text.fingerprint import Fingerprinter
+from .open_index import open_index
+from .output import CliError, CliUsage, Output, Progress, format_fp, iso_time, parse_fp
 
 logger = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._caches import make_room
+from .caches import make_room
 
 #: Kana and CJK ideographs: the characters segmented by dictionary rather than by spaces.
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"

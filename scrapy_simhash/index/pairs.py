@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._bulk import sorted_distinct
-from ._layout import Layout
+from .bulk import sorted_distinct
+from .layout import Layout
 
 
 def near_pairs(

@@ -1,6 +1,6 @@
 """Worker processes for the CPU work on pages (``SIMHASH_WORKERS``), off Scrapy's reactor.
 
-Each worker is a fresh interpreter (``python -m scrapy_simhash._workers``, never a fork of the
+Each worker is a fresh interpreter (``python -m scrapy_simhash.crawl.workers``, never a fork of the
 crawl, and never a re-import of the crawl's ``__main__``) that loads trafilatura and the Chinese
 dictionary once, then extracts and fingerprints one page at a time. In the crawl process, one
 thread per worker takes jobs from a shared queue, sends each to its worker over a socket pair
@@ -37,7 +37,7 @@ from typing import Any
 
 from twisted.internet.defer import Deferred, DeferredSemaphore
 
-from ._pages import PageOptions, PageWork, Result, describe
+from .pages import PageOptions, PageWork, Result, describe
 
 logger = logging.getLogger(__name__)
 

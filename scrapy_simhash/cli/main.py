@@ -14,8 +14,8 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from . import _cli_commands as commands
-from ._cli_output import CliError, CliUsage, Output
+from . import commands
+from .output import CliError, CliUsage, Output
 
 __all__ = ["build_parser", "main"]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from scrapy.settings import BaseSettings
 
-from ._layout import MAX_SUPPORTED_DISTANCE
+from ..index.layout import MAX_SUPPORTED_DISTANCE
 
 #: Largest accepted ``SIMHASH_MAX_DISTANCE``: the largest the permuted-table index supports
 #: (its number of tables grows quickly with the distance).

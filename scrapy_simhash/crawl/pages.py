@@ -1,7 +1,7 @@
 """The CPU work on one page, with nothing of Scrapy in it: extract the main text, fingerprint it.
 
 It runs in the crawl process (``SIMHASH_WORKERS = 0``) or in a worker process
-(:mod:`scrapy_simhash._workers`). A result is a fingerprint (``int``) or the reason the page
+(:mod:`scrapy_simhash.crawl.workers`). A result is a fingerprint (``int``) or the reason the page
 was skipped (``str``), small and picklable.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .extract import extract_text
-from .fingerprint import Fingerprinter
+from ..text.extract import extract_text
+from ..text.fingerprint import Fingerprinter
 
 #: A fingerprint, or the name of the reason the page was skipped (a ``simhash/skipped/`` key).
 Result = int | str

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
 
-from ._dedup import Decision, DedupService, digest, memo_key
+from .service import Decision, DedupService, digest, memo_key
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -9,7 +9,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse, Request, Response, TextResponse
 from w3lib.encoding import http_content_type_encoding
 
-from ._dedup import Decision, DedupService, memo_key
+from .service import Decision, DedupService, memo_key
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -40,9 +40,9 @@ from typing import cast
 
 import numpy as np
 
-from ._caches import make_room
-from ._lexicon import STOP_WORDS, idf_weight, is_stop_word
-from ._segment import CJK_CHARS, segment_runs
+from .caches import make_room
+from .lexicon import STOP_WORDS, idf_weight, is_stop_word
+from .segment import CJK_CHARS, segment_runs
 
 #: Names the algorithm (features, weights, hash). Stored in every index; an index built with
 #: another version refuses these fingerprints.

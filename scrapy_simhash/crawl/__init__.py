@@ -1,0 +1,15 @@
+"""The Scrapy side: the components a crawl enables, and the service they share.
+
+* :mod:`.middleware` (drops a page before the spider parses it), :mod:`.pipeline` (drops
+  items), :mod:`.addon` (enables both);
+* :mod:`.service`: the per-crawl service both components share (the index, the decision
+  memory, commits, stats);
+* :mod:`.config`: the ``SIMHASH_*`` settings, read once into a typed config;
+* :mod:`.pages`, :mod:`.workers`, :mod:`.turns`: a page's text and fingerprint, computed in
+  worker processes, in the order pages arrived.
+
+Uses :mod:`scrapy_simhash.text` and :mod:`scrapy_simhash.index`, which never import it. This
+``__init__`` imports nothing, so that a worker process (``python -m
+scrapy_simhash.crawl.workers``) starts without loading Scrapy; the components are imported
+from the package root (``scrapy_simhash.SimhashMiddleware``) or their modules.
+"""

@@ -1,0 +1,21 @@
+"""The text side: a page's main text, its words, and its 64-bit fingerprint.
+
+* :mod:`.extract`: the main text of an HTML page (trafilatura), with the page's encoding found;
+* :mod:`.segment` and :mod:`.lexicon`: words, jieba's dictionary words for Chinese, stop words;
+* :mod:`.fingerprint`: weighted word features and the fingerprint (a storage format);
+* :mod:`.caches`: the bounded memo caches the two above share.
+
+Imports nothing of the index, of Scrapy or of the command line.
+"""
+
+from .extract import extract_text
+from .fingerprint import FINGERPRINT_VERSION, Fingerprinter, hamming, simhash, text_signature
+
+__all__ = [
+    "FINGERPRINT_VERSION",
+    "Fingerprinter",
+    "extract_text",
+    "hamming",
+    "simhash",
+    "text_signature",
+]
