@@ -132,7 +132,7 @@ def test_info_table(capsys, index_path):
 
 
 def test_info_shows_the_recent_tables_and_a_merge_in_progress(capsys, tmp_path, monkeypatch):
-    import scrapy_simhash.index.index as index_module
+    import scrapy_simhash.index.tables as index_module
 
     monkeypatch.setattr(index_module, "_RECENT_MIN", 20)
     path = str(tmp_path / "big")

@@ -322,9 +322,9 @@ def test_compact_copy(index, tmp_path):
 def test_verify_reports_damage(index):
     index.insert(1, "a")
     index.insert(2, "b")
-    env = index._shared.env
+    env = index._tx.storage.env
     with env.begin(write=True) as txn:
-        txn.delete((1).to_bytes(8, "big"), db=index._fps)
+        txn.delete((1).to_bytes(8, "big"), db=index._docs.links)
     problems = index.verify()
     assert any("not linked" in p for p in problems)
     assert any("no document" in p for p in problems)
@@ -334,13 +334,13 @@ def test_verify_names_each_kind_of_damage(index):
     for i in range(5):
         index.insert(i << 50, f"k{i}")
     assert index.verify() == []
-    env = index._shared.env
+    env = index._tx.storage.env
     with env.begin(write=True) as txn:
         # A link to a document that does not exist, one to another fingerprint's document,
         # and a document stored under another key's id.
-        txn.put((9 << 50).to_bytes(8, "big"), doc_id("nobody"), db=index._fps, dupdata=True)
-        txn.put((2 << 50).to_bytes(8, "big"), doc_id("k1"), db=index._fps, dupdata=True)
-        txn.put(doc_id("moved"), txn.get(doc_id("k3"), db=index._docs), db=index._docs)
+        txn.put((9 << 50).to_bytes(8, "big"), doc_id("nobody"), db=index._docs.links, dupdata=True)
+        txn.put((2 << 50).to_bytes(8, "big"), doc_id("k1"), db=index._docs.links, dupdata=True)
+        txn.put(doc_id("moved"), txn.get(doc_id("k3"), db=index._docs.docs), db=index._docs.docs)
     problems = index.verify()
     assert f"fingerprint {9 << 50:#018x} links a missing document" in problems
     assert f"fingerprint {2 << 50:#018x} links another's document" in problems
@@ -470,10 +470,17 @@ class _Interrupted(SimhashIndex):
             raise KeyboardInterrupt
         super()._add_to_tables(txn, fingerprint)
 
-    def _table_entries(self, plan, codec, fingerprints, whole):
-        if self.fail_on in fingerprints.tolist() and plan is self._main.plans[-1]:
-            raise MemoryError("table sort failed")
-        return super()._table_entries(plan, codec, fingerprints, whole)
+    def _open_spaces(self):
+        super()._open_spaces()
+        main = self._levels.main
+        entries = main.entries
+
+        def failing_entries(plan, fingerprints, whole):
+            if self.fail_on in fingerprints.tolist() and plan is main.plans[-1]:
+                raise MemoryError("table sort failed")
+            return entries(plan, fingerprints, whole)
+
+        object.__setattr__(main, "entries", failing_entries)
 
 
 def test_an_operation_interrupted_midway_rolls_back_the_uncommitted_batch(tmp_path):
@@ -496,7 +503,7 @@ def test_an_operation_interrupted_midway_rolls_back_the_uncommitted_batch(tmp_pa
 
 
 def test_a_bulk_load_whose_background_table_sort_fails_writes_nothing(tmp_path, monkeypatch):
-    import scrapy_simhash.index.index as index_module
+    import scrapy_simhash.index.tables as index_module
 
     monkeypatch.setattr(index_module, "_FEW", 10)  # tables sorted ahead from the start
     rng = random.Random(5)
@@ -529,7 +536,7 @@ def test_seen_range_finds_the_oldest_and_newest_entries(index):
 
 
 def test_bulk_load_into_an_empty_index_inside_a_batch(tmp_path, monkeypatch):
-    import scrapy_simhash.index.index as index_module
+    import scrapy_simhash.index.tables as index_module
 
     monkeypatch.setattr(index_module, "_FEW", 10)  # tables sorted ahead, in the background
     rng = random.Random(8)
@@ -572,8 +579,8 @@ def test_table_passes_a_span_at_a_time_match_whole_array_passes(tmp_path, monkey
     values, buckets that straddle spans come out whole, and every table matches the
     documents."""
     import scrapy_simhash.index.bulk as bulk_module
-    import scrapy_simhash.index.index as index_module
     import scrapy_simhash.index.layout as layout_module
+    import scrapy_simhash.index.tables as index_module
 
     monkeypatch.setattr(index_module, "_FEW", 10)
     monkeypatch.setattr(bulk_module, "_SPAN", 7)
@@ -623,7 +630,7 @@ def test_insert_many_checks_every_item_before_writing(tmp_path, bad, error, matc
 def test_recent_tables_take_single_inserts_and_merge_a_main_table_per_commit(
     tmp_path, monkeypatch, caplog
 ):
-    import scrapy_simhash.index.index as index_module
+    import scrapy_simhash.index.tables as index_module
 
     monkeypatch.setattr(index_module, "_RECENT_MIN", 50)
     rng = random.Random(11)
@@ -686,14 +693,14 @@ def test_verify_names_damage_to_the_recent_tables(tmp_path):
         for i in range(5, 8):
             ix.insert(i << 40, f"recent{i}")
         assert ix.stats()["recent_fingerprints"] == 3 and ix.verify() == []
-        recent, main = ix._recent, ix._main
-        with ix._shared.env.begin(write=True) as txn:
-            ix._remove_from(txn, recent, 5 << 40)  # in neither level now
-            ix._remove_from(txn, main, 2 << 40)  # the same
+        recent, main = ix._levels.recent, ix._levels.main
+        with ix._tx.storage.write() as txn:
+            recent.remove(txn, 5 << 40)  # in neither level now
+            main.remove(txn, 2 << 40)  # the same
             ix._add_to_tables(txn, 1 << 40)  # in both
             key, value = recent.codec.split(recent.plans[1].forward(6 << 40))
-            bucket = txn.get(key, db=recent.dbs[1])  # lost from one recent table
-            txn.put(key, recent.codec.removed(bucket, value) or b"\0", db=recent.dbs[1])
+            bucket = txn.get(recent.spaces[1], key)  # lost from one recent table
+            txn.put(recent.spaces[1], key, recent.codec.removed(bucket, value) or b"\0")
         problems = ix.verify()
     assert f"table 0 holds {1 << 40:#018x}, in the other level" in problems
     assert f"table 9 lacks {2 << 40:#018x}" in problems
@@ -702,3 +709,48 @@ def test_verify_names_damage_to_the_recent_tables(tmp_path):
     width = recent.codec.key_bytes
     assert f"recent table 1 bucket {key.hex()} has a {width}-byte key and 1 bytes" in problems
     assert "4 recent fingerprints counted, 3 held" in problems
+
+
+def _stored_digest(path) -> str:
+    """SHA-256 of every item of every database of the index at ``path`` (but its creation
+    time), in order: the stored format, byte for byte."""
+    import hashlib
+
+    import lmdb
+
+    env = lmdb.open(str(path), readonly=True, max_dbs=80, lock=False, subdir=True)
+    digest = hashlib.sha256()
+    try:
+        with env.begin() as txn:
+            for name in sorted(bytes(n) for n, _ in txn.cursor()):
+                db = env.open_db(name, txn=txn, create=False)
+                for key, value in txn.cursor(db):
+                    if (name, key) != (b"meta", b"created"):
+                        digest.update(name + b"\0" + key + b"\0" + value + b"\n")
+    finally:
+        env.close()
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("expected_size", "golden"),
+    [
+        (1000, "6d5fae2b1c8e37c793a1ddc1997918b59136f12c604b73a2cb3855d5a8a9766d"),
+        (10**7, "ba060b97af61a7e6d174e498ba84e73ac3099d4cbe7ddd0daccd8b026372f84f"),
+    ],
+    ids=["4 tables", "10 tables and 4 recent ones"],
+)
+def test_stored_format_is_pinned(tmp_path, expected_size, golden):
+    """Format 3 as written by a bulk load, single check-and-inserts and a removal: a change
+    to what is stored must bump FORMAT_VERSION and this value."""
+    assert FORMAT_VERSION == 3
+    rng = random.Random(expected_size)
+    with SimhashIndex(tmp_path / "ix", expected_size=expected_size) as ix:
+        ix.insert_many(
+            (rng.getrandbits(64), f"bulk{i}", {"url": f"u{i}", "seen": 1000.0 + i})
+            for i in range(3000)
+        )
+        for i in range(200):
+            ix.check_and_insert(rng.getrandbits(64), f"one{i}", seen=5000.0 + i, title="t")
+        ix.remove("bulk7")
+    assert _stored_digest(tmp_path / "ix") == golden

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-import scrapy_simhash.index.index as index_module
+import scrapy_simhash.index.tables as index_module
 from scrapy_simhash.index import SimhashIndex
 
 ctx = multiprocessing.get_context("fork")

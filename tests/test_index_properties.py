@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import scrapy_simhash.index.index as index_module
+import scrapy_simhash.index.tables as index_module
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.index.layout import build_layout, candidate_layouts
 from scrapy_simhash.index.pairs import near_pairs

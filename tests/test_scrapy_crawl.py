@@ -466,7 +466,7 @@ async def test_fast_extraction_and_no_fsync(site, tmp_path):
     class FlagSpider(SiteSpider):
         def parse_page(self, response):
             service = self.crawler._simhash_service
-            flags.append((service.work.options.fast, service.index._shared.env.flags()["sync"]))
+            flags.append((service.work.options.fast, service.index._tx.storage.env.flags()["sync"]))
             yield from super().parse_page(response)
 
     settings = {**MIDDLEWARE, "SIMHASH_FAST": True, "SIMHASH_FSYNC": False}

@@ -3,12 +3,18 @@
 Manku, Jain and Das Sarma's permuted tables, written once over a storage layer:
 
 * :mod:`.index`: :class:`SimhashIndex`, the public face (open, check-and-insert, query,
-  remove, batches, bulk loads);
+  remove, batches, stats);
+* :mod:`.tables`: the permuted tables (probes, writes) and their two levels with the merge;
+* :mod:`.documents`: document records and their fingerprint links;
+* :mod:`.meta`: the parameters stored at creation and checked at every open;
 * :mod:`.layout`: which bits each table's prefix takes, and the permutations;
 * :mod:`.records`: the stored document records and the packed bucket encoding;
-* :mod:`.bulk`: column-wise preparation and sorting for bulk loads and batches;
+* :mod:`.bulk` and :mod:`.loading`: bulk loads, prepared column-wise and sorted with numpy;
 * :mod:`.pairs`: batch mode, every near pair at once by sorting each table;
-* :mod:`.lmdb_env`: LMDB environments shared per process and path.
+* :mod:`.maintenance`: ``verify``'s rules;
+* :mod:`.storage`: what the above ask of a storage; :mod:`.lmdb_storage` gives it on LMDB.
+
+Only :mod:`.lmdb_storage` imports LMDB's binding (and :mod:`.index`, for its error type).
 
 Imports nothing of Scrapy, of the crawl or of the command line; uses
 :mod:`scrapy_simhash.text` only for the fingerprint version it stores.

@@ -3,10 +3,13 @@
 For each table the permuted fingerprints are sorted; near duplicates then lie in the same run
 of equal prefixes, so comparing each element with the next ones while the prefix stays equal
 (vectorized, one offset at a time) finds every pair the table can see. Pairs found by several
-tables are kept once.
+tables are kept once. The index's ``pairs`` and ``clusters`` turn them into pairs and groups
+of documents.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -47,3 +50,46 @@ def near_pairs(
     pairs = np.unique(np.stack([low, high], axis=1), axis=0)
     distance = np.bitwise_count(pairs[:, 0] ^ pairs[:, 1]).astype(np.uint8)
     return pairs[:, 0], pairs[:, 1], distance
+
+
+def document_pairs(
+    layout: Layout, fps: np.ndarray, keys_of: Callable[[set[int]], dict[int, list[str]]], k: int
+) -> Iterator[tuple[str, str, int]]:
+    """Every pair of documents within ``k`` as ``(key_a, key_b, distance)``, ``key_a <
+    key_b``: ``fps`` holds each document's fingerprint, and ``keys_of(fingerprints)`` gives
+    the sorted keys of the documents of each of those fingerprints."""
+    a, b, dist = near_pairs(layout, fps, k)
+    distinct, counts = np.unique(fps, return_counts=True)
+    shared = distinct[counts > 1]
+    keys = keys_of(set(np.concatenate([a, b, shared]).tolist()))
+    for fp in shared.tolist():
+        group = keys[fp]
+        for i, ka in enumerate(group):
+            for kb in group[i + 1 :]:
+                yield ka, kb, 0
+    for fa, fb, d in zip(a.tolist(), b.tolist(), dist.tolist(), strict=True):
+        for ka in keys[fa]:
+            for kb in keys[fb]:
+                yield (ka, kb, d) if ka < kb else (kb, ka, d)
+
+
+def components(pairs: Iterable[tuple[str, str, int]]) -> list[list[str]]:
+    """Connected components of ``pairs``, each sorted, biggest first."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        root = parent.setdefault(x, x)
+        while parent[root] != root:
+            root = parent[root]
+        while parent[x] != root:
+            parent[x], x = root, parent[x]
+        return root
+
+    for ka, kb, _ in pairs:
+        ra, rb = find(ka), find(kb)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    groups: dict[str, list[str]] = {}
+    for key in parent:
+        groups.setdefault(find(key), []).append(key)
+    return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g[0]))

@@ -1,0 +1,276 @@
+"""The index's storage on LMDB: one environment per directory, a named database per space.
+
+LMDB forbids opening one path twice in a process, and an environment must not be used after
+``fork``: a registry hands out the environment already open for a path, and a forked child
+that opens a path again first closes its inherited copy (never using it). Write transactions
+are serialised across processes by LMDB's lock, which makes the index's check-and-insert
+atomic. The multi space (``fps``) is a DUPSORT+DUPFIXED database.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import lmdb
+
+logger = logging.getLogger(__name__)
+
+#: Sparse map reserved at open and never grown (growing it while other processes hold the
+#: environment has known bugs): 1 TiB on 64-bit systems. Only used pages take disk space.
+DEFAULT_MAP_SIZE = (1 << 40) if sys.maxsize > 2**32 else (1 << 30)
+#: Named databases an environment can hold (tables plus the index's own databases).
+MAX_DBS = 80
+
+
+@dataclass(eq=False)
+class SharedEnv:
+    """An open environment, the process that opened it and how many indexes use it."""
+
+    env: lmdb.Environment
+    path: str
+    readonly: bool
+    pid: int = field(default_factory=os.getpid)
+    refs: int = 1
+    dbs: dict[bytes, Any] = field(default_factory=dict)
+
+    def db(self, name: bytes, *, create: bool = True, **flags: Any) -> Any:
+        """A named database handle, opened once per environment (created if missing, when
+        ``create`` and the environment is writable)."""
+        handle = self.dbs.get(name)
+        if handle is None:
+            handle = self.env.open_db(name, create=create and not self.readonly, **flags)
+            self.dbs[name] = handle
+        return handle
+
+    @property
+    def stale(self) -> bool:
+        """True in a process forked after this environment was opened."""
+        return self.pid != os.getpid()
+
+
+_lock = threading.Lock()
+_open: dict[str, SharedEnv] = {}
+
+
+def _close_inherited(shared: SharedEnv) -> None:
+    """Close, in a forked child, an environment the parent opened. This only unmaps the
+    child's copy and closes the child's descriptors: LMDB clears reader slots of the calling
+    process only, and fcntl locks are not inherited, so the parent's environment is untouched.
+    py-lmdb refuses to open a path whose environment it still counts as open."""
+    try:
+        shared.env.close()
+    except lmdb.Error:  # pragma: no cover - nothing more to release
+        logger.debug("closing inherited environment %s failed", shared.path, exc_info=True)
+
+
+def acquire(path: str, readonly: bool, map_size: int, sync: bool = True) -> SharedEnv:
+    """The environment for ``path`` in this process, opening it if needed.
+
+    ``sync=False`` leaves flushing commits to disk to the OS (see ``SimhashIndex``); it applies
+    when this call opens the environment.
+
+    A read-only request shares a writable environment already open; a writable request while
+    the path is open read-only in this process is refused (LMDB cannot reopen it).
+    """
+    key = os.path.realpath(path)
+    with _lock:
+        shared = _open.get(key)
+        if shared is not None and shared.stale:
+            _close_inherited(shared)
+            shared = None
+        if shared is not None:
+            if shared.readonly and not readonly:
+                raise ValueError(
+                    f"index {path!r} is already open read-only in this process; close it"
+                    " before opening it for writing"
+                )
+            shared.refs += 1
+            return shared
+        env = lmdb.open(
+            key,
+            map_size=map_size,
+            max_dbs=MAX_DBS,
+            readonly=readonly,
+            lock=True,
+            subdir=True,
+            create=not readonly,
+            max_readers=512,
+            readahead=False,
+            sync=sync,
+        )
+        shared = SharedEnv(env, key, readonly)
+        _open[key] = shared
+        logger.debug("opened LMDB environment %s (readonly=%s)", key, readonly)
+        return shared
+
+
+def release(shared: SharedEnv) -> None:
+    """Drop one reference; the last one closes the environment (not in a forked child)."""
+    with _lock:
+        if shared.stale:
+            return
+        shared.refs -= 1
+        if shared.refs > 0:
+            return
+        if _open.get(shared.path) is shared:
+            del _open[shared.path]
+        shared.env.close()
+        logger.debug("closed LMDB environment %s", shared.path)
+
+
+class LmdbTxn:
+    """A :class:`~.storage.Txn` over an LMDB transaction; spaces are database handles."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: lmdb.Transaction) -> None:
+        self.raw = raw
+
+    def get(self, space: Any, key: bytes) -> bytes | None:
+        return self.raw.get(key, db=space)
+
+    def put(self, space: Any, key: bytes, value: bytes) -> None:
+        self.raw.put(key, value, db=space, dupdata=True)
+
+    def delete(self, space: Any, key: bytes, value: bytes | None = None) -> None:
+        self.raw.delete(key, b"" if value is None else value, db=space)
+
+    def pop(self, space: Any, key: bytes) -> bytes | None:
+        return self.raw.pop(key, db=space)
+
+    def values(self, space: Any, key: bytes) -> Iterator[bytes]:
+        cur = self.raw.cursor(space)
+        if cur.set_key(key):
+            yield from cur.iternext_dup()
+
+    def scan(self, space: Any, start: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
+        cur = self.raw.cursor(space)
+        if cur.first() if start is None else cur.set_range(start):
+            yield from cur.iternext()
+
+    def count(self, space: Any) -> int:
+        return int(self.raw.stat(space)["entries"])
+
+    def put_many(
+        self, space: Any, items: Iterable[tuple[bytes, Any]], *, append: bool = False
+    ) -> int:
+        with self.raw.cursor(space) as cur:
+            return int(cur.putmulti(items, append=append)[1])
+
+    def clear(self, space: Any) -> None:
+        self.raw.drop(space, delete=False)
+
+
+class LmdbStorage:
+    """An index directory's LMDB environment, shared with the other indexes of this process
+    on the same path (see :func:`acquire`)."""
+
+    decides = False
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        readonly: bool = False,
+        map_size: int = DEFAULT_MAP_SIZE,
+        sync: bool = True,
+    ) -> None:
+        self.path = path
+        self.readonly = readonly
+        self._map_size = map_size
+        self._sync = sync
+        self._shared = acquire(path, readonly, map_size, sync)
+        self._closed = False
+
+    @property
+    def env(self) -> lmdb.Environment:
+        return self._shared.env
+
+    @property
+    def stale(self) -> bool:
+        return self._shared.stale
+
+    def reopen(self) -> LmdbStorage:
+        logger.debug("reopening index %s after fork", self.path)
+        return LmdbStorage(
+            self.path, readonly=self.readonly, map_size=self._map_size, sync=self._sync
+        )
+
+    def space(self, name: bytes, *, multi: bool = False, create: bool = True) -> Any:
+        flags = {"dupsort": True, "dupfixed": True} if multi else {}
+        try:
+            return self._shared.db(name, create=create, **flags)
+        except lmdb.NotFoundError:
+            raise KeyError(name) from None
+
+    def space_names(self) -> list[bytes]:
+        with self.env.begin() as txn:
+            return [bytes(name) for name, _ in txn.cursor()]
+
+    @contextmanager
+    def read(self) -> Iterator[LmdbTxn]:
+        with self.env.begin() as txn:
+            yield LmdbTxn(txn)
+
+    @contextmanager
+    def write(self, parent: LmdbTxn | None = None) -> Iterator[LmdbTxn]:
+        raw = None if parent is None else parent.raw
+        with self.env.begin(write=True, parent=raw) as txn:
+            yield LmdbTxn(txn)
+
+    def begin(self) -> LmdbTxn:
+        return LmdbTxn(self.env.begin(write=True))
+
+    def commit(self, txn: LmdbTxn) -> None:
+        txn.raw.commit()
+
+    def abort(self, txn: LmdbTxn) -> None:
+        txn.raw.abort()
+
+    def drop(self, names: Iterable[bytes]) -> None:
+        """Delete the spaces ``names`` and empty every other space opened so far."""
+        shared = self._shared
+        if shared.refs > 1:
+            raise ValueError(f"cannot reset {self.path!r}: it is open elsewhere in this process")
+        names = list(names)
+        emptied = [handle for name, handle in shared.dbs.items() if name not in names]
+        # Handles are opened before the write transaction: opening one takes a transaction.
+        multi = {"dupsort": True, "dupfixed": True}
+        deleted = [shared.db(name, **multi) for name in names]
+        with self.env.begin(write=True) as txn:
+            for handle in emptied:
+                txn.drop(handle, delete=False)
+            for handle in deleted:
+                txn.drop(handle, delete=True)
+        for name in names:
+            shared.dbs.pop(name, None)
+
+    def usage(self) -> dict[str, int]:
+        info = self.env.info()
+        page = self.env.stat()["psize"]
+        disk = os.stat(os.path.join(self.path, "data.mdb"))
+        return {
+            "bytes_on_disk": disk.st_blocks * 512,
+            "file_size": disk.st_size,
+            "map_size": info["map_size"],
+            "map_used": (info["last_pgno"] + 1) * page,
+        }
+
+    def copy(self, dest: str) -> None:
+        self.env.copy(dest, compact=True)
+
+    def check_and_insert(self, request: Any) -> Any:
+        raise NotImplementedError("LMDB's write transactions make check-and-insert atomic")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        release(self._shared)

@@ -1,0 +1,114 @@
+"""An index's parameters: chosen at creation, stored in ``meta``, checked at every open.
+
+``meta`` holds the format version, the fingerprint version, k, the layout of the main tables,
+their bucket key width and the recent tables' layout (empty when there are none). An index
+written with other values than the ones asked for or understood by this code is refused with
+:class:`IndexMismatchError`, naming both.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..text.fingerprint import FINGERPRINT_VERSION
+from .layout import MAX_SUPPORTED_DISTANCE, Layout, choose_layout
+from .records import Buckets, choose_key_bytes
+from .storage import Space, Txn
+from .tables import COUNT, RECENT, RECENT_SIZE
+
+#: Version of the stored format written by this package; other versions are refused.
+#: 2: tables of sorted buckets (1 had a DUPSORT entry per fingerprint and table).
+#: 3: recent tables beside the main ones.
+FORMAT_VERSION = 3
+#: k of a new index when none is given.
+DEFAULT_MAX_DISTANCE = 3
+
+
+class IndexMismatchError(ValueError):
+    """The index on disk was built with other parameters (k, layout, fingerprint or format
+    version) than the ones asked for or understood by this code."""
+
+
+@dataclass(frozen=True)
+class Params:
+    """What an index was built with."""
+
+    layout: Layout
+    codec: Buckets  # the main tables' bucket encoding
+    recent_layout: Layout | None
+
+    @property
+    def max_distance(self) -> int:
+        return self.layout.max_distance
+
+
+def new_params(max_distance: int | None, expected_size: int, layout: Layout | None) -> Params:
+    """The parameters of a new index: k (default 3), the layout chosen for ``expected_size``
+    unless given, the bucket key width, and recent tables where the layout has more tables
+    than a small index needs."""
+    k = DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
+    if layout is None:
+        layout = choose_layout(k, expected_size)
+    key_bytes = choose_key_bytes(expected_size, min(layout.prefix_bits))
+    recent = choose_layout(k, RECENT_SIZE)
+    return Params(layout, Buckets(key_bytes), recent if recent.tables < layout.tables else None)
+
+
+def write_params(txn: Txn, meta: Space, params: Params) -> None:
+    """Store a new index's parameters and zero counts."""
+    recent_json = "" if params.recent_layout is None else params.recent_layout.to_json()
+    txn.put(meta, b"format_version", str(FORMAT_VERSION).encode())
+    txn.put(meta, b"fingerprint_version", str(FINGERPRINT_VERSION).encode())
+    txn.put(meta, b"max_distance", str(params.max_distance).encode())
+    txn.put(meta, b"layout", params.layout.to_json().encode())
+    txn.put(meta, b"key_bytes", str(params.codec.key_bytes).encode())
+    txn.put(meta, b"recent_layout", recent_json.encode())
+    txn.put(meta, COUNT, b"0")
+    txn.put(meta, RECENT, b"0")
+    txn.put(meta, b"created", repr(time.time()).encode())
+
+
+def read_params(
+    path: str, stored: dict[bytes, bytes], max_distance: int | None, layout: Layout | None
+) -> Params:
+    """The parameters in ``stored`` (``meta``'s items), checked against this code's versions
+    and the k and layout asked for (None: any)."""
+
+    def differ(what: str, on_disk: object, wanted: object) -> IndexMismatchError:
+        return IndexMismatchError(f"index {path!r} was built with {what}={on_disk}, not {wanted}")
+
+    fmt = int(stored.get(b"format_version", b"0"))
+    if fmt != FORMAT_VERSION:
+        raise differ("format_version", fmt, f"{FORMAT_VERSION} (this code's format)")
+    fpv = int(stored.get(b"fingerprint_version", b"0"))
+    if fpv != FINGERPRINT_VERSION:
+        raise differ(
+            "fingerprint_version", fpv, f"{FINGERPRINT_VERSION} (this code's fingerprints)"
+        )
+    k = int(stored[b"max_distance"])
+    if max_distance is not None and max_distance != k:
+        raise differ("max_distance", k, max_distance)
+    try:
+        on_disk = Layout.from_json(stored[b"layout"].decode())
+    except ValueError as exc:
+        raise IndexMismatchError(f"index {path!r}: {exc}") from None
+    if layout is not None and layout != on_disk:
+        raise differ("layout", f"'{on_disk}'", f"'{layout}'")
+    try:
+        codec = Buckets(int(stored[b"key_bytes"]))
+        recent_json = stored[b"recent_layout"].decode()
+        recent = Layout.from_json(recent_json) if recent_json else None
+    except (KeyError, ValueError) as exc:
+        raise IndexMismatchError(f"index {path!r}: bad bucket meta ({exc})") from None
+    return Params(on_disk, codec, recent)
+
+
+def check_distance(value: Any, name: str, limit: int = MAX_SUPPORTED_DISTANCE) -> int:
+    """``value`` as a Hamming distance in 0..limit, or a TypeError or ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not 0 <= value <= limit:
+        raise ValueError(f"{name} must be in 0..{limit}, got {value}")
+    return value

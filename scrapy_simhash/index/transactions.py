@@ -1,0 +1,136 @@
+"""The index's transactions: one short transaction per call, or a batch's long one.
+
+Inside :meth:`Transactions.batch`, writes share one write transaction committed every
+``commit_every`` operations, and the table entries of fingerprints new to the index are held
+back (:class:`~.bulk.Pending`) until the transaction commits, then written sorted, a bucket at
+a time: random single inserts would otherwise rewrite a bucket per table each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import lmdb
+import numpy as np
+
+from .bulk import Pending
+from .storage import Storage, Txn
+
+#: Held-back table entries written before a batch commits.
+PENDING_MAX = 4096
+
+
+class Transactions:
+    """Read and write transactions on ``storage`` for one index object; ``flush`` writes
+    held-back fingerprints into the tables."""
+
+    def __init__(self, storage: Storage, flush: Callable[[Txn, np.ndarray], None]) -> None:
+        self.storage = storage
+        self.pending = Pending()
+        self.batch: Txn | None = None  # the open batch transaction
+        self._flush_into = flush
+        self._ops = 0
+        self._size = 0
+
+    def forget(self) -> None:
+        """Drop the batch without touching the storage (after a fork, or at close)."""
+        self.batch = None
+        self.pending.take()
+
+    @contextmanager
+    def read(self) -> Iterator[Txn]:
+        if self.batch is not None:
+            yield self.batch
+            return
+        with self.storage.read() as txn:
+            yield txn
+
+    @contextmanager
+    def write(self, single: bool = False) -> Iterator[Txn]:
+        """A write transaction for one operation. Inside a batch, the operation runs in a
+        nested transaction (one that fails leaves the batch untouched), or, when ``single``
+        (an operation that checked its input and cannot fail before it writes), in the batch
+        transaction itself: nesting costs more than the operation once the batch holds
+        thousands of pages. Such an operation interrupted midway rolls back the whole
+        uncommitted batch."""
+        storage = self.storage
+        if self.batch is None:
+            with storage.write() as txn:
+                yield txn
+            return
+        if single:
+            try:
+                yield self.batch
+            except BaseException:
+                self._restart()
+                raise
+        else:
+            self.pending.begin()
+            try:
+                with storage.write(parent=self.batch) as txn:
+                    yield txn
+            except BaseException:
+                self.pending.rollback()
+                raise
+            self.pending.keep()
+        self._ops += 1
+        if self._ops >= self._size:
+            self._commit(restart=True)
+        elif len(self.pending) >= PENDING_MAX:
+            self.flush()
+
+    def _restart(self) -> None:
+        """Roll back the uncommitted batch and begin it afresh."""
+        assert self.batch is not None
+        self.storage.abort(self.batch)
+        self.pending.take()
+        self.batch = self.storage.begin()
+        self._ops = 0
+
+    def flush(self) -> None:
+        """Write the pending table entries into the batch transaction (an error there rolls
+        back the whole uncommitted batch, as its documents lack their entries)."""
+        if self.batch is None or not len(self.pending):
+            return
+        try:
+            self._flush_into(self.batch, self.pending.take())
+        except lmdb.Error:
+            self._restart()
+            raise
+
+    def _commit(self, restart: bool) -> None:
+        """Flush and commit the batch transaction; begin the next one if ``restart``."""
+        assert self.batch is not None
+        self.flush()
+        self.storage.commit(self.batch)
+        self.batch = self.storage.begin() if restart else None
+        self._ops = 0
+
+    @contextmanager
+    def batched(self, commit_every: int) -> Iterator[None]:
+        """Writes in the block grouped into transactions of ``commit_every`` operations (see
+        :meth:`~.index.SimhashIndex.batch`)."""
+        if self.batch is not None:
+            raise RuntimeError("batch() blocks do not nest")
+        storage = self.storage
+        self.batch = storage.begin()
+        self._ops = 0
+        self._size = commit_every
+        try:
+            yield
+        except lmdb.Error:
+            if self.batch is not None:
+                storage.abort(self.batch)
+            raise
+        except BaseException:
+            if self.batch is not None:
+                self._commit(restart=False)
+            raise
+        else:
+            if self.batch is not None:
+                self._commit(restart=False)
+        finally:
+            if self.batch is not None:  # left open only by an LMDB error at the end
+                self.storage.abort(self.batch)
+            self.forget()
