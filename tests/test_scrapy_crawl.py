@@ -243,6 +243,53 @@ async def test_both_components_check_each_page_once(site, tmp_path, fields, work
     assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
 
 
+class LateItemsSpider(SiteSpider):
+    """Holds the items of every page until all pages are answered (parsed, or dropped by the
+    middleware), and puts the page's URL in ``page``, a field the pipeline does not read: the
+    pipeline gets each item after the middleware decided every page, its copies included."""
+
+    def parse_index(self, response):
+        self.unanswered = 0
+        self.held = []
+        for request in super().parse_index(response):
+            self.unanswered += 1
+            yield request.replace(errback=self.dropped)
+
+    def parse_page(self, response):
+        self.held += [{**item, "page": response.url} for item in super().parse_page(response)]
+        yield from self._answered()
+
+    def dropped(self, failure):
+        yield from self._answered()
+
+    def _answered(self):
+        self.unanswered -= 1
+        if not self.unanswered:
+            yield from self.held
+
+
+@deferred_f_from_coro_f
+async def test_items_linked_by_html_reach_the_pipeline_after_copies_of_their_page(site, tmp_path):
+    # /news/bike-lanes.html with tracking parameters is the article's page, byte for byte: an
+    # item of the article, whose HTML is also the copy's, must get the article's decision.
+    result = await crawl(
+        BOTH,
+        tmp_path,
+        site,
+        spider=LateItemsSpider,
+        fields=("title", "html"),
+        items_per_page=2,
+    )
+    dropped_as_itself = [
+        item["page"] for item, drop in result.dropped if drop.duplicate_of == item["page"]
+    ]
+    assert dropped_as_itself == []
+    prefix = site.url("")
+    assert sorted(item["page"].removeprefix(prefix) for item in result.kept) == sorted(ARTICLES * 2)
+    assert result.dropped == []
+    assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
+
+
 @deferred_f_from_coro_f
 async def test_pipeline_keeps_or_drops_all_items_of_a_page(site, tmp_path):
     result = await crawl(PIPELINE, tmp_path, site, fields=("url", "html"), items_per_page=3)

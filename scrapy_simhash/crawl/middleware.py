@@ -72,10 +72,11 @@ class SimhashMiddleware:
             return previous if previous.skipped is None else None
         encoding = http_content_type_encoding(_content_type(response).decode("latin-1"))
         decision = await service.decide_html(response.url, response.body, response.url, encoding)
-        keys = [response.url, memo_key(response.body)]
+        service.remember([response.url], decision)
+        contents = [memo_key(response.body)]
         if isinstance(response, HtmlResponse) and decision.skipped != "too_large":
-            keys.append(memo_key(response.text))
-        service.remember(keys, decision)
+            contents.append(memo_key(response.text))
+        service.link_content(contents, decision)
         return decision if decision.skipped is None else None
 
 

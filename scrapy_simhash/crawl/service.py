@@ -246,6 +246,17 @@ class DedupService:
         while len(self._decided) > DECISION_MEMORY:
             self._decided.popitem(last=False)
 
+    def link_content(self, keys: list[str], decision: Decision) -> None:
+        """Remember a page's decision under its :func:`memo_key`s, unless a page decided before
+        in this crawl had the same content: that first page keeps the link.
+
+        Pages with identical content (a page at a second URL) share one fingerprint: once the
+        first is stored, the later ones are its duplicates, dropped before they yield items.
+        The items of the first page may reach the pipeline only after such a copy was decided;
+        given the copy's decision, they would be dropped as duplicates of their own page.
+        """
+        self.remember([key for key in keys if key not in self._decided], decision)
+
     def recall(self, *keys: str) -> Decision | None:
         """The decision taken in this crawl for a page URL or :func:`memo_key`, if any."""
         for key in keys:
