@@ -13,14 +13,30 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_ci_runs_the_readme_test_command() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def _ci_commands() -> list[str]:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    command = [
-        line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))
+    return [line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))]
+
+
+def test_ci_runs_the_readme_test_command_first() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = _ci_commands()[0]
+    # Under `set -e`, a failure before the last command of an `&&` list goes on to the next line.
+    assert first.endswith(" || exit")
+    assert first.removesuffix(" || exit") in readme.splitlines()
+
+
+def test_ci_runs_the_suite_on_the_lowest_supported_scrapy() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    floor = re.search(r'^    "scrapy>=(\d+\.\d+)",$', pyproject, re.M)
+    assert floor is not None
+    assert _ci_commands()[1:] == [
+        "python3 -m venv .venv-floor",
+        f'.venv-floor/bin/pip install -e ".[test]" "scrapy=={floor[1]}.*"',
+        ".venv-floor/bin/python -m pytest",
     ]
-    assert len(command) == 1
-    assert command[0] in readme
+    assert f"Scrapy {floor[1]}+, tested" in readme
 
 
 def test_ruff_clean() -> None:
