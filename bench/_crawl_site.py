@@ -33,7 +33,7 @@ KINDS = ("original", "tracking", "decorated", "moved", "edited")
 def build_site(pages: list, n: int, out: Path, seed: int = 7) -> list[tuple[str, str]]:
     """Write up to ``n`` pages into ``out`` (``routes.json`` maps each path to its file and
     content type) and return ``(path, kind)`` per page, shuffled (the crawl order)."""
-    from quality import decorate, edit, jaccard, move_into, page_title, tokenize
+    from _legacy_variants import decorate, edit, jaccard, move_into, page_title, tokenize
 
     from scrapy_simhash import extract_text
 
