@@ -33,7 +33,7 @@ KINDS = ("original", "tracking", "decorated", "moved", "edited")
 def build_site(pages: list, n: int, out: Path, seed: int = 7) -> list[tuple[str, str]]:
     """Write up to ``n`` pages into ``out`` (``routes.json`` maps each path to its file and
     content type) and return ``(path, kind)`` per page, shuffled (the crawl order)."""
-    from quality import decorate, edit, jaccard, move_into, page_title, tokenize
+    from _legacy_variants import decorate, edit, jaccard, move_into, page_title, tokenize
 
     from scrapy_simhash import extract_text
 
@@ -184,7 +184,7 @@ def timed(name, fn):
 
 
 if CONFIG.get("profile"):
-    import scrapy_simhash._dedup as dedup
+    import scrapy_simhash.crawl.service as dedup
     import scrapy_simhash.crawl.pages as pages
     from scrapy_simhash.text.fingerprint import Fingerprinter
     from scrapy_simhash.crawl.middleware import SimhashMiddleware

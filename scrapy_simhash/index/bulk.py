@@ -155,7 +155,7 @@ def _triples(items: list[Any]) -> list[Any]:
 
 
 def _doc_ids(keys: list[str]) -> bytearray:
-    """The 16-byte BLAKE2b of each key (as :func:`._records.doc_id`), concatenated."""
+    """The 16-byte BLAKE2b of each key (as :func:`.records.doc_id`), concatenated."""
     blank = hashlib.blake2b(digest_size=16)
     out = bytearray()
     for start in range(0, len(keys), CHUNK):
