@@ -25,6 +25,7 @@ def test_defaults():
         commit_interval=1.0,
         fsync=True,
         fast=False,
+        on_index_error="stop",
     )
 
 
@@ -55,6 +56,7 @@ def test_values_from_the_command_line_are_strings():
                 "SIMHASH_COMMIT_INTERVAL": "0",
                 "SIMHASH_FSYNC": "false",
                 "SIMHASH_FAST": "yes",
+                "SIMHASH_ON_INDEX_ERROR": " Skip ",
             }
         )
     )
@@ -76,6 +78,7 @@ def test_values_from_the_command_line_are_strings():
         commit_interval=0.0,
         fsync=False,
         fast=True,
+        on_index_error="skip",
     )
 
 
@@ -144,6 +147,11 @@ def test_typed_values_and_limits_are_accepted():
             "SIMHASH_FSYNC",
             "sometimes",
             "SIMHASH_FSYNC must be a boolean (True/False, 1/0), got 'sometimes'",
+        ),
+        (
+            "SIMHASH_ON_INDEX_ERROR",
+            "ignore",
+            "SIMHASH_ON_INDEX_ERROR must be one of 'stop', 'skip', got 'ignore'",
         ),
     ],
 )

@@ -87,6 +87,20 @@ def _str(settings: BaseSettings, name: str, default: str) -> str:
     return value.strip()
 
 
+def _choice(settings: BaseSettings, name: str, default: str, allowed: tuple[str, ...]) -> str:
+    value: Any = settings.get(name, default)
+    if value is None:
+        return default
+    if not isinstance(value, str) or value.strip().lower() not in allowed:
+        choices = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value.strip().lower()
+
+
+#: What a crawl does when the index cannot be written (``SIMHASH_ON_INDEX_ERROR``).
+ON_INDEX_ERROR = ("stop", "skip")
+
+
 def default_workers() -> int:
     """One worker process per CPU available to the crawl, at most 4; none (work inline) on a
     single CPU, where workers would only add memory and copying."""
@@ -120,6 +134,7 @@ class SimhashConfig:
     commit_interval: float = 1.0
     fsync: bool = True
     fast: bool = False
+    on_index_error: str = "stop"
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SimhashConfig:
@@ -147,4 +162,7 @@ class SimhashConfig:
             ),
             fsync=_bool(settings, "SIMHASH_FSYNC", d.fsync),
             fast=_bool(settings, "SIMHASH_FAST", d.fast),
+            on_index_error=_choice(
+                settings, "SIMHASH_ON_INDEX_ERROR", d.on_index_error, ON_INDEX_ERROR
+            ),
         )

@@ -14,7 +14,7 @@ Manku, Jain and Das Sarma's permuted tables, written once over a storage layer:
 * :mod:`.maintenance`: ``verify``'s rules;
 * :mod:`.storage`: what the above ask of a storage; :mod:`.lmdb_storage` gives it on LMDB.
 
-Only :mod:`.lmdb_storage` imports LMDB's binding (and :mod:`.index`, for its error type).
+Only :mod:`.lmdb_storage` imports LMDB's binding.
 
 Imports nothing of Scrapy, of the crawl or of the command line; uses
 :mod:`scrapy_simhash.text` only for the fingerprint version it stores.
@@ -22,5 +22,13 @@ Imports nothing of Scrapy, of the crawl or of the command line; uses
 
 from .index import FORMAT_VERSION, IndexMismatchError, Match, SimhashIndex
 from .layout import Layout
+from .lmdb_storage import ERRORS as STORAGE_ERRORS
 
-__all__ = ["FORMAT_VERSION", "IndexMismatchError", "Layout", "Match", "SimhashIndex"]
+__all__ = [
+    "FORMAT_VERSION",
+    "STORAGE_ERRORS",
+    "IndexMismatchError",
+    "Layout",
+    "Match",
+    "SimhashIndex",
+]

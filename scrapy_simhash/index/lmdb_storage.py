@@ -168,11 +168,16 @@ class LmdbTxn:
         self.raw.drop(space, delete=False)
 
 
+#: What a failed read or write of an LMDB index raises.
+ERRORS: tuple[type[BaseException], ...] = (lmdb.Error,)
+
+
 class LmdbStorage:
     """An index directory's LMDB environment, shared with the other indexes of this process
     on the same path (see :func:`acquire`)."""
 
     decides = False
+    errors = ERRORS
 
     def __init__(
         self,

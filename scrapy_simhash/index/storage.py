@@ -97,6 +97,8 @@ class Storage(Protocol):
     readonly: bool
     #: True when the storage decides a check-and-insert itself (see the module's docstring).
     decides: bool
+    #: What its failed reads and writes raise (a full disk, an I/O error, damage).
+    errors: tuple[type[BaseException], ...]
 
     def space(self, name: bytes, *, multi: bool = False, create: bool = True) -> Space:
         """The handle of space ``name``, opened (created unless ``create`` is False) once;

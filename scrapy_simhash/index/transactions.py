@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-import lmdb
 import numpy as np
 
 from .bulk import Pending
@@ -95,7 +94,7 @@ class Transactions:
             return
         try:
             self._flush_into(self.batch, self.pending.take())
-        except lmdb.Error:
+        except self.storage.errors:
             self._restart()
             raise
 
@@ -119,7 +118,7 @@ class Transactions:
         self._size = commit_every
         try:
             yield
-        except lmdb.Error:
+        except storage.errors:
             if self.batch is not None:
                 storage.abort(self.batch)
             raise

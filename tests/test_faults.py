@@ -1,0 +1,227 @@
+"""Index faults during real crawls: a full disk never passes silently and loses no decision.
+
+The index lives on a small tmpfs mounted by the test (root only: elsewhere these tests skip,
+saying so); the loopback server serves a few hundred generated articles and exact copies of
+some of them, so that the index outgrows the disk mid-crawl.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+import scrapy_simhash.crawl.service as service_module
+from scrapy_simhash.index import SimhashIndex
+
+from .test_scrapy_crawl import MIDDLEWARE, SiteSpider
+
+ARTICLES = 240
+#: Articles with an exact copy at another URL, crawled right after them.
+COPIED = range(0, ARTICLES, 3)
+_SYLLABLES = [
+    "ba",
+    "be",
+    "bi",
+    "bo",
+    "bu",
+    "da",
+    "de",
+    "di",
+    "do",
+    "du",
+    "ka",
+    "ke",
+    "ki",
+    "ko",
+    "ku",
+    "la",
+    "le",
+    "li",
+    "lo",
+    "lu",
+    "ma",
+    "me",
+    "mi",
+    "mo",
+    "mu",
+]
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+
+
+def _article(i: int) -> bytes:
+    rng = random.Random(i)
+    paragraphs = "".join(
+        "<p>" + " ".join(_word(rng) for _ in range(45)) + ".</p>\n" for _ in range(4)
+    )
+    title = f"Report number {i}"
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title></head>"
+        f"<body><nav><a href='/'>Home</a></nav><article><h1>{title}</h1>{paragraphs}"
+        f"</article><footer>Gazette</footer></body></html>"
+    ).encode()
+
+
+def _pages() -> dict[str, tuple[int, str, bytes]]:
+    routes = {}
+    links = []
+    for i in range(ARTICLES):
+        routes[f"/gen/{i}.html"] = (200, "text/html; charset=utf-8", _article(i))
+        links.append(f"/gen/{i}.html")
+        if i in COPIED:
+            routes[f"/gen/copy-{i}.html"] = routes[f"/gen/{i}.html"]
+            links.append(f"/gen/copy-{i}.html")
+    items = "".join(f"<li><a href='{link}'>{link}</a></li>" for link in links)
+    index = f"<html><body><ul>{items}</ul></body></html>".encode()
+    routes["/gen/index.html"] = (200, "text/html", index)
+    return routes
+
+
+def _mount_tmpfs(where: Path, size: str) -> Path:
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root (CI runs as root)")
+    where.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    return where
+
+
+@pytest.fixture
+def small_disk(tmp_path) -> Iterator[Path]:
+    """A 160 KiB tmpfs: room for the index's first few dozen entries, not for all."""
+    mount = _mount_tmpfs(tmp_path / "disk", "160k")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@pytest.fixture
+def disk(tmp_path) -> Iterator[Path]:
+    """A 640 KiB tmpfs: room for the whole crawl's index."""
+    mount = _mount_tmpfs(tmp_path / "disk", "640k")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+async def _crawl_on(disk: Path, site, routes, on_error: str, caplog, monkeypatch):
+    # Retries after 0.05-0.2 s rather than 0.25-3 s, so that the crawl gives up mid-way.
+    monkeypatch.setattr(service_module, "RETRY_DELAYS", (0.05, 0.1, 0.2))
+    routes.update(_pages())
+    settings = {
+        **MIDDLEWARE,
+        "SIMHASH_DIR": str(disk / "simhash"),
+        "SIMHASH_WORKERS": 0,
+        "SIMHASH_COMMIT_EVERY": 20,
+        "SIMHASH_COMMIT_INTERVAL": 3600,
+        "SIMHASH_ON_INDEX_ERROR": on_error,
+        "LOG_LEVEL": "INFO",
+    }
+    crawler = get_crawler(SiteSpider, settings)
+    caplog.set_level(logging.INFO)
+    await crawler.crawl_async(start_url=site.url("/gen/index.html"))
+    return crawler.stats.get_stats()
+
+
+def _check_nothing_lost(disk: Path, stats: dict) -> None:
+    """Every page the crawl kept is in the index or counted as unsaved, and the index on the
+    full disk is healthy."""
+    with SimhashIndex(disk / "simhash" / "site", readonly=True) as index:
+        assert index.verify() == []
+        stored = len(index)
+    assert stats["simhash/unique"] == stored + stats.get("simhash/index/unsaved", 0)
+    assert stored > 0
+
+
+def _errors(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@deferred_f_from_coro_f
+async def test_a_full_disk_stops_the_crawl_with_a_reason_of_its_own(
+    small_disk, site, routes, caplog, monkeypatch
+):
+    stats = await _crawl_on(small_disk, site, routes, "stop", caplog, monkeypatch)
+    assert stats["finish_reason"] == "simhash_index_error"
+    # The first failure, then every retry (each writing the kept pages again), then give up.
+    assert stats["simhash/index/errors"] == 4
+    errors = _errors(caplog)
+    assert "no space left on the disk holding it" in errors[0]
+    assert "SIMHASH_DIR" in errors[0]
+    assert "Stopping the crawl" in errors[-1]
+    assert len(errors) == 2
+    assert not any(r.exc_info for r in caplog.records)  # no traceback anywhere
+    assert "log_count/CRITICAL" not in stats
+    assert "downloader/exception_count" not in stats
+    _check_nothing_lost(small_disk, stats)
+    assert stats["simhash/unique"] < ARTICLES  # it stopped before the end
+
+
+@deferred_f_from_coro_f
+async def test_a_full_disk_with_skip_lets_later_pages_through_counted(
+    small_disk, site, routes, caplog, monkeypatch
+):
+    stats = await _crawl_on(small_disk, site, routes, "skip", caplog, monkeypatch)
+    assert stats["finish_reason"] == "finished"
+    assert stats["simhash/index/errors"] == 4
+    skipped = stats["simhash/skipped/index_error"]
+    decided = stats["simhash/unique"] + stats.get("simhash/duplicate", 0)
+    assert decided + skipped == ARTICLES + len(COPIED)  # every page decided or counted
+    assert skipped > 0
+    assert "Later pages pass unchecked" in _errors(caplog)[-1]
+    assert not any(r.exc_info for r in caplog.records)
+    _check_nothing_lost(small_disk, stats)
+
+
+class _FreeSpaceOnError(logging.Handler):
+    """Deletes ``filler`` when the service reports its first failed write: the disk has room
+    again for the retry."""
+
+    def __init__(self, filler: Path) -> None:
+        super().__init__(logging.ERROR)
+        self.filler = filler
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name == service_module.__name__:
+            self.filler.unlink(missing_ok=True)
+
+
+@deferred_f_from_coro_f
+async def test_a_write_that_fails_once_is_retried_and_loses_nothing(
+    disk, site, routes, caplog, monkeypatch
+):
+    filler = disk / "filler"
+    filler.write_bytes(b"\0" * (560 * 1024))  # the index runs out of room early
+    handler = _FreeSpaceOnError(filler)
+    logging.getLogger(service_module.__name__).addHandler(handler)
+    try:
+        stats = await _crawl_on(disk, site, routes, "stop", caplog, monkeypatch)
+    finally:
+        logging.getLogger(service_module.__name__).removeHandler(handler)
+    assert not filler.exists()
+    assert stats["finish_reason"] == "finished"
+    assert stats["simhash/index/errors"] == 1
+    assert "simhash/index/unsaved" not in stats
+    assert stats["simhash/unique"] == ARTICLES
+    assert stats["simhash/duplicate"] == len(COPIED)
+    assert any("written after 1 failed attempts" in r.getMessage() for r in caplog.records)
+    with SimhashIndex(disk / "simhash" / "site", readonly=True) as index:
+        assert index.verify() == []
+        assert sorted(index.keys()) == sorted(site.url(f"/gen/{i}.html") for i in range(ARTICLES))
