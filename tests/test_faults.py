@@ -225,3 +225,18 @@ async def test_a_write_that_fails_once_is_retried_and_loses_nothing(
     with SimhashIndex(disk / "simhash" / "site", readonly=True) as index:
         assert index.verify() == []
         assert sorted(index.keys()) == sorted(site.url(f"/gen/{i}.html") for i in range(ARTICLES))
+
+
+@deferred_f_from_coro_f
+async def test_a_simhash_dir_that_cannot_hold_an_index_is_refused_naming_the_setting(
+    site, tmp_path
+):
+    occupied = tmp_path / "a-file"
+    occupied.write_text("not a folder")
+    settings = {**MIDDLEWARE, "SIMHASH_DIR": str(occupied), "SIMHASH_WORKERS": 0}
+    crawler = get_crawler(SiteSpider, settings)
+    with pytest.raises(ValueError) as info:
+        await crawler.crawl_async(start_url=site.url("/index.html"))
+    message = str(info.value)
+    assert message.startswith(f"SIMHASH_DIR: cannot keep the index in {occupied}/site: ")
+    assert "(FileExistsError)" in message or "(NotADirectoryError)" in message
