@@ -417,6 +417,43 @@ def test_remove_usage(capsys, index_path):
     )
 
 
+@pytest.mark.parametrize("days", ["nan", "inf", "-1"])
+def test_remove_refuses_a_bad_age(capsys, index_path, days):
+    code, _, err = run(capsys, "remove", index_path, "--older-than", days)
+    assert code == 2
+    assert err.splitlines()[-1] == (
+        f"scrapy-simhash remove: error: --older-than must be a number of days >= 0, "
+        f"got {float(days)}"
+    )
+
+
+def test_compact_refuses_a_folder_inside_the_index(capsys, index_path):
+    dest = os.path.join(index_path, "copy")
+    code, out, err = run(capsys, "compact", index_path, dest)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"scrapy-simhash: error: {dest} is inside the index {index_path}: "
+        "compact into another folder\n"
+    )
+    assert not os.path.exists(dest)
+
+
+def test_dump_into_a_reader_that_stops_early_exits_quietly(tmp_path):
+    """``dump INDEX | head -1``: the first line, no error, exit status 0 (the dump, 20,000
+    lines, is far larger than the pipe's buffer: writing it fails once the reader is gone)."""
+    path = tmp_path / "big"
+    with SimhashIndex(path) as index:
+        index.insert_many((i << 20, f"https://example.com/page/{i}", {}) for i in range(20_000))
+    command = [sys.executable, "-m", "scrapy_simhash", "dump", str(path)]
+    dump = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert dump.stdout is not None
+    first = dump.stdout.readline()
+    dump.stdout.close()  # the reader goes away, as head does
+    _, err = dump.communicate(timeout=60)
+    assert first.split() == [b"FINGERPRINT", b"SEEN", b"URL"]
+    assert (dump.returncode, err) == (0, b"")
+
+
 def test_verify_ok_and_damaged(capsys, index_path):
     code, out, err = run(capsys, "verify", index_path)
     assert (code, out, err) == (0, "ok: 8 entries and 4 tables agree\n", "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import logging
+import math
 import os
 import time
 from collections.abc import Iterable, Iterator
@@ -314,8 +315,10 @@ def cmd_fingerprint(args: argparse.Namespace, out: Output) -> int:
 def cmd_remove(args: argparse.Namespace, out: Output) -> int:
     if (args.url is None) == (args.older_than is None):
         raise CliUsage("give --url or --older-than (one of them)")
-    if args.older_than is not None and args.older_than < 0:
-        raise CliUsage("--older-than must be >= 0")
+    if args.older_than is not None and not (
+        math.isfinite(args.older_than) and args.older_than >= 0
+    ):
+        raise CliUsage(f"--older-than must be a number of days >= 0, got {args.older_than}")
     missing: list[str] = []
     with open_index(args.index, write=not args.dry_run) as index:
         if args.url is not None:
@@ -360,6 +363,9 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
     dest = args.dest
     if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
         raise CliError(f"{dest} exists and is not an empty directory")
+    source = os.path.realpath(args.index)
+    if os.path.commonpath([source, os.path.realpath(dest)]) == source:
+        raise CliError(f"{dest} is inside the index {args.index}: compact into another folder")
     with open_index(args.index) as index:
         before = index.stats()["file_size"]
         index.compact(dest)

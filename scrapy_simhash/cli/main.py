@@ -185,9 +185,9 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     except CliError as exc:
         _fail(str(exc))
         return 1
-    except BrokenPipeError:  # `scrapy-simhash dump INDEX | head`: stop quietly
+    except BrokenPipeError:  # `scrapy-simhash dump INDEX | head`: the reader had enough
         _silence_stdout()
-        return 1
+        return 0
     except KeyboardInterrupt:
         _fail("interrupted")
         return 130
