@@ -11,6 +11,7 @@ import logging
 import os
 import random
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -240,3 +241,54 @@ async def test_a_simhash_dir_that_cannot_hold_an_index_is_refused_naming_the_set
     message = str(info.value)
     assert message.startswith(f"SIMHASH_DIR: cannot keep the index in {occupied}/site: ")
     assert "(FileExistsError)" in message or "(NotADirectoryError)" in message
+
+
+def _verify(path: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "scrapy_simhash", "verify", str(path)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def test_verify_reports_a_truncated_index_instead_of_dying(tmp_path):
+    """Reading past the end of a truncated data file kills the reader with SIGBUS: verify
+    reads in a child process and reports it."""
+    path = tmp_path / "ix"
+    with SimhashIndex(path) as index:
+        index.insert_many((i << 20 | 7, f"https://example.com/{i}", {}) for i in range(30_000))
+    data = path / "data.mdb"
+    os.truncate(data, data.stat().st_size // 2)
+    done = _verify(path)
+    assert done.returncode == 1
+    assert done.stdout == (
+        "problem: reading it crashed the LMDB library (SIGBUS): the file is damaged or truncated\n"
+    )
+    assert done.stderr == f"scrapy-simhash: error: {path} is damaged: 1 problem(s) found\n"
+
+
+def test_verify_never_dies_by_a_signal_on_damaged_copies(tmp_path):
+    """30 copies of one index, each with 16 random bytes written over one of its pages
+    (seeded): verify exits 0 or 1 with one error line, never by a signal or a traceback.
+    ``bench/`` runs the same on hundreds of copies."""
+    original = tmp_path / "original"
+    with SimhashIndex(original, expected_size=10**7) as index:
+        index.insert_many((i << 24 | 5, f"https://example.com/{i}", {"n": i}) for i in range(3000))
+        for i in range(200):  # recent tables too
+            index.insert(i << 40 | 3, f"https://example.com/r{i}", n=i)
+    size = (original / "data.mdb").stat().st_size
+    rng = random.Random(2026)
+    outcomes = []
+    for copy in range(30):
+        damaged = tmp_path / f"copy{copy}"
+        damaged.mkdir()
+        raw = bytearray((original / "data.mdb").read_bytes())
+        page = rng.randrange(2, size // 4096)  # not the two meta pages
+        at = page * 4096 + rng.randrange(0, 4096 - 16)
+        raw[at : at + 16] = rng.randbytes(16)
+        (damaged / "data.mdb").write_bytes(raw)
+        done = _verify(damaged)
+        assert done.returncode in (0, 1), (copy, done.returncode, done.stderr)
+        assert "Traceback" not in done.stderr
+        if done.returncode:
+            assert done.stderr.startswith("scrapy-simhash: error: ")
+            assert len(done.stderr.splitlines()) == 1
+        outcomes.append(done.returncode)
+    assert outcomes.count(1) >= 10  # most damage is found

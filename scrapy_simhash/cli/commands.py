@@ -16,7 +16,8 @@ from typing import Any
 from ..index import Match, SimhashIndex
 from ..text.extract import extract_text
 from ..text.fingerprint import Fingerprinter
-from .open_index import open_index
+from .check import verify_in_child
+from .open_index import check_path, open_index
 from .output import CliError, CliUsage, Output, Progress, format_fp, iso_time, parse_fp
 
 logger = logging.getLogger(__name__)
@@ -343,12 +344,16 @@ def cmd_remove(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, out: Output) -> int:
+    check_path(args.index)
     progress = Progress("verify")
-    with open_index(args.index) as index:
-        progress.message(f"checking {len(index):,} entries")
-        problems = index.verify()
+    progress.message("checking every entry and table")
+    # The open and the scan run in a child process: damage that crashes LMDB is reported.
+    try:
+        result = verify_in_child(args.index)
+    finally:
         progress.close()
-        entries, tables = len(index), index.layout.tables
+    problems = result["problems"]
+    entries, tables = result["entries"], result["tables"]
     obj = {"ok": not problems, "entries": entries, "tables": tables, "problems": problems}
     lines: list[tuple[str, Any]] = [("problem", p) for p in problems]
     if not problems:

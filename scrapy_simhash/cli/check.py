@@ -1,0 +1,63 @@
+"""``verify``'s scan, run in a child process so that damage cannot kill the command.
+
+Walking a damaged LMDB file can make the library read outside the file's mapping (SIGBUS) or
+fail an assertion (SIGABRT): in the process that reads, no handler can recover. The parent
+(:func:`verify_in_child`) runs ``python -m scrapy_simhash.cli.check INDEX``, which prints one
+JSON object, and reports a child killed by a signal, or one that could not decode what it
+read, as damage.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from .open_index import open_index
+from .output import CliError
+
+
+def _scan(path: str) -> dict[str, Any]:
+    with open_index(path) as index:
+        problems = index.verify()
+        return {"entries": len(index), "tables": index.layout.tables, "problems": problems}
+
+
+def verify_in_child(path: str) -> dict[str, Any]:
+    """``{"entries", "tables", "problems"}`` for the index at ``path``, from a child process;
+    a child that died or failed gives one problem saying how. Raises :class:`CliError` when
+    ``path`` cannot be opened as an index (the child opens it: even the open can crash)."""
+    child = subprocess.run(
+        [sys.executable, "-m", __name__, path], capture_output=True, text=True, check=False
+    )
+    if child.returncode < 0:
+        name = signal.Signals(-child.returncode).name
+        why = f"reading it crashed the LMDB library ({name}): the file is damaged or truncated"
+        return {"entries": None, "tables": None, "problems": [why]}
+    try:
+        result = json.loads(child.stdout)
+    except ValueError:
+        tail = (child.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"entries": None, "tables": None, "problems": [f"cannot be read: {tail}"]}
+    if "error" in result:
+        raise CliError(result["error"])
+    return result
+
+
+def main(argv: list[str]) -> int:
+    (path,) = argv
+    try:
+        result = _scan(path)
+    except CliError as exc:
+        result = {"error": str(exc)}
+    except (ValueError, KeyError, UnicodeDecodeError) as exc:
+        # What a damaged record decodes into (the open's own errors are the parent's).
+        result = {"entries": None, "tables": None, "problems": [f"{type(exc).__name__}: {exc}"]}
+    json.dump(result, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
