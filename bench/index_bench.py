@@ -327,13 +327,13 @@ def disk_baseline(directory: str) -> str:
 
 def table_dbs(ix: SimhashIndex) -> list:
     """The LMDB databases of the index's main and recent tables."""
-    return [*ix._main.dbs, *(ix._recent.dbs if ix._recent else ())]
+    return [*ix._levels.main.spaces, *(ix._levels.recent.spaces if ix._levels.recent else ())]
 
 
 def warm_up(ix: SimhashIndex) -> None:
     """Read every entry of every database of the index once, through its memory map."""
-    with ix._shared.env.begin(buffers=True) as txn:
-        for db in [ix._docs, ix._fps, *table_dbs(ix)]:
+    with ix._tx.storage.env.begin(buffers=True) as txn:
+        for db in [ix._docs.docs, ix._docs.links, *table_dbs(ix)]:
             for _ in txn.cursor(db).iternext(keys=True, values=True):
                 pass
 
@@ -341,8 +341,8 @@ def warm_up(ix: SimhashIndex) -> None:
 def _table_bytes(ix: SimhashIndex) -> int:
     """Pages of the table databases (their own pages; DUPSORT sub-pages live inside)."""
     total = 0
-    with ix._shared.env.begin() as txn:
-        psize = ix._shared.env.stat()["psize"]
+    with ix._tx.storage.env.begin() as txn:
+        psize = ix._tx.storage.env.stat()["psize"]
         for db in table_dbs(ix):
             st = txn.stat(db)
             total += (st["branch_pages"] + st["leaf_pages"] + st["overflow_pages"]) * psize

@@ -292,3 +292,37 @@ def test_verify_never_dies_by_a_signal_on_damaged_copies(tmp_path):
             assert len(done.stderr.splitlines()) == 1
         outcomes.append(done.returncode)
     assert outcomes.count(1) >= 10  # most damage is found
+
+
+@deferred_f_from_coro_f
+async def test_a_damaged_record_costs_its_pages_a_check_not_the_crawl(site, tmp_path, caplog):
+    """A record that cannot be decoded: the pages whose check reads it pass unchecked,
+    counted; every other page is decided as before, none becomes a download error."""
+    from scrapy_simhash.index.records import doc_id
+
+    from .test_scrapy_crawl import ARTICLES, COPIES, SITE_STATS
+
+    settings = {**MIDDLEWARE, "SIMHASH_DIR": str(tmp_path / "simhash"), "SIMHASH_WORKERS": 0}
+    first = get_crawler(SiteSpider, settings)
+    await first.crawl_async(start_url=site.url("/index.html"))
+    assert first.stats.get_value("simhash/index/size") == SITE_STATS["simhash/index/size"]
+    damaged = site.url(ARTICLES[0])
+    with SimhashIndex(tmp_path / "simhash" / "site") as index:
+        storage = index._tx.storage
+        with storage.write() as txn:
+            txn.put(index._docs.docs, doc_id(damaged), b"\xff" * 11)  # cut short, not UTF-8
+    caplog.set_level(logging.INFO)
+    second = get_crawler(SiteSpider, settings)
+    await second.crawl_async(start_url=site.url("/index.html"))
+    stats = second.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert "downloader/exception_count" not in stats
+    # The article and its four copies read the damaged record; the other articles and the
+    # copies of the second one are found again.
+    readers = 1 + sum(1 for original, _ in COPIES.values() if original == ARTICLES[0])
+    assert stats["simhash/skipped/index_error"] == readers
+    assert stats["simhash/index/errors"] == readers
+    assert stats["simhash/duplicate"] == 11 - readers
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "is damaged" in errors[0] and "verify" in errors[0]
+    assert not any(r.exc_info for r in caplog.records)

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import lmdb
 
-from ..index import IndexMismatchError, SimhashIndex
+from ..index import DamagedIndexError, IndexMismatchError, SimhashIndex
 from .output import CliError
 
 
@@ -21,6 +21,8 @@ def reword(path: str, exc: BaseException) -> CliError:
     """The one-line message for an error raised while opening or reading ``path``."""
     if isinstance(exc, IndexMismatchError):
         return CliError(str(exc))
+    if isinstance(exc, DamagedIndexError):
+        return CliError(f"{path}: {exc}; 'scrapy-simhash verify {path}' checks it whole")
     if isinstance(exc, FileNotFoundError):
         return CliError(f"no index at {path}")
     if isinstance(exc, PermissionError) or getattr(exc, "errno", None) == errno.EACCES:
@@ -63,7 +65,7 @@ def open_index(path: str, *, write: bool = False) -> Iterator[SimhashIndex]:
         raise reword(path, exc) from exc
     try:
         yield index
-    except lmdb.Error as exc:
+    except (lmdb.Error, DamagedIndexError) as exc:
         raise reword(path, exc) from exc
     finally:
         index.close()

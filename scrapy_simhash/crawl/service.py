@@ -37,7 +37,7 @@ from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from scrapy.utils.project import data_path
 from twisted.internet.defer import Deferred
 
-from ..index import STORAGE_ERRORS, IndexMismatchError, SimhashIndex
+from ..index import STORAGE_ERRORS, DamagedIndexError, IndexMismatchError, SimhashIndex
 from ..text.fingerprint import hamming
 from .config import SimhashConfig
 from .pages import PageOptions, PageWork, Result, describe
@@ -143,6 +143,7 @@ class DedupService:
         self._journal: list[tuple[int, str, dict[str, Any]]] = []
         self._failures = 0  # failed writes since the last commit that held
         self._given_up = False  # the index could not be written: pages pass unchecked
+        self._damage_seen = False  # a damaged record was met (and said) in this crawl
         self._underway: dict[str, _Underway] = {}
         self._turns = Turns()
         self._closed = False
@@ -303,6 +304,30 @@ class DedupService:
             index = self._write(delay)
             for fingerprint, key, record in self._journal:
                 index.insert(fingerprint, key, **record)
+        except STORAGE_ERRORS as again:
+            self._failed(again)
+
+    def _damaged(self, key: str, exc: DamagedIndexError) -> None:
+        """A record read for ``key``'s check cannot be decoded: the page passes unchecked,
+        counted; the open batch, rolled back, gets the pages kept since the last commit
+        again. Said at ERROR once a crawl (a damaged index does not heal)."""
+        self.stats.inc_value("simhash/index/errors")
+        if not self._damage_seen:
+            self._damage_seen = True
+            logger.error(
+                "Simhash index %s is damaged (%s): pages whose check reads the damage pass "
+                "unchecked, counted as simhash/skipped/index_error. Check it with "
+                "'scrapy-simhash verify %s'; SIMHASH_RESET=True starts a new index",
+                self.path,
+                exc,
+                self.path,
+                extra={"spider": self.crawler.spider},
+            )
+        logger.debug("Simhash index %s: damaged record met checking %s", self.path, key)
+        try:
+            index = self._write()
+            for fingerprint, stored_key, record in self._journal:
+                index.insert(fingerprint, stored_key, **record)
         except STORAGE_ERRORS as again:
             self._failed(again)
 
@@ -496,6 +521,9 @@ class DedupService:
                 if distance <= index.max_distance:
                     return self._duplicate(fingerprint, key, distance)
             match = index.check_and_insert(fingerprint, key, **record)
+        except DamagedIndexError as exc:
+            self._damaged(key, exc)
+            return self.skip("index_error")
         except STORAGE_ERRORS as exc:
             # The open batch was rolled back: its pages are written again.
             self._failed(exc)

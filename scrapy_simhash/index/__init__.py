@@ -22,11 +22,17 @@ Imports nothing of Scrapy, of the crawl or of the command line; uses
 
 from .index import FORMAT_VERSION, IndexMismatchError, Match, SimhashIndex
 from .layout import Layout
-from .lmdb_storage import ERRORS as STORAGE_ERRORS
+from .lmdb_storage import ERRORS
+from .records import DamagedIndexError
+
+#: What a failed read or write of an index raises: the storage's errors (a full disk, an
+#: I/O error, a damaged file) and records that cannot be decoded.
+STORAGE_ERRORS: tuple[type[BaseException], ...] = (*ERRORS, DamagedIndexError)
 
 __all__ = [
     "FORMAT_VERSION",
     "STORAGE_ERRORS",
+    "DamagedIndexError",
     "IndexMismatchError",
     "Layout",
     "Match",

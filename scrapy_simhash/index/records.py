@@ -78,25 +78,44 @@ class Entry:
         return HEADER.pack(fingerprint, seen, self.key_len) + self.payload
 
 
+class DamagedIndexError(ValueError):
+    """Something read from the index cannot be decoded: the index is damaged."""
+
+
+def _damaged(exc: Exception) -> DamagedIndexError:
+    return DamagedIndexError(f"index damaged: a document record cannot be decoded ({exc})")
+
+
 def decode_header(data: bytes) -> tuple[int, float]:
     """(fingerprint, first seen) of a document record."""
-    fingerprint, seen, _ = HEADER.unpack_from(data)
+    try:
+        fingerprint, seen, _ = HEADER.unpack_from(data)
+    except struct.error as exc:
+        raise _damaged(exc) from None
     return fingerprint, seen
 
 
 def decode_key(data: bytes) -> tuple[int, str]:
     """(fingerprint, key) of a document record (its JSON part left unread)."""
-    fingerprint, _, key_len = HEADER.unpack_from(data)
-    return fingerprint, bytes(data[HEADER.size : HEADER.size + key_len]).decode("utf-8")
+    try:
+        fingerprint, _, key_len = HEADER.unpack_from(data)
+        return fingerprint, bytes(data[HEADER.size : HEADER.size + key_len]).decode("utf-8")
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise _damaged(exc) from None
 
 
 def decode_doc(data: bytes) -> tuple[int, str, dict[str, Any]]:
     """(fingerprint, key, record with ``seen``) of a document record."""
-    fingerprint, seen, key_len = HEADER.unpack_from(data)
-    start = HEADER.size
-    key = bytes(data[start : start + key_len]).decode("utf-8")
-    body = data[start + key_len :]
-    record = json.loads(bytes(body)) if body else {}
+    try:
+        fingerprint, seen, key_len = HEADER.unpack_from(data)
+        start = HEADER.size
+        key = bytes(data[start : start + key_len]).decode("utf-8")
+        body = data[start + key_len :]
+        record = json.loads(bytes(body)) if body else {}
+    except (struct.error, ValueError) as exc:  # UnicodeDecodeError and JSON's are ValueErrors
+        raise _damaged(exc) from None
+    if not isinstance(record, dict):
+        raise _damaged(TypeError(f"a JSON {type(record).__name__}, not an object"))
     record["seen"] = seen
     return fingerprint, key, record
 
