@@ -87,7 +87,7 @@ class WorkerPool:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._slots = DeferredSemaphore(self.queue_size)
         self._failed_starts = 0
-        self._started = 0
+        self._lost = 0  # workers killed after dying or hanging
         self._lock = threading.Lock()
         self._threads = [
             threading.Thread(target=self._serve, name=f"simhash-worker-{n}", daemon=True)
@@ -157,9 +157,11 @@ class WorkerPool:
                     describe(job.kind, job.args),
                 )
                 worker.kill()
+                self._count_lost()
                 return "timeout", None
             except (EOFError, OSError):
                 code = worker.kill()
+                self._count_lost()
                 logger.warning(
                     "Simhash worker %d died (exit status %s) on %s%s",
                     worker.pid,
@@ -173,6 +175,10 @@ class WorkerPool:
                 return WorkerError(answer[1]), worker
             return answer, worker
         return "worker_died", worker
+
+    def _count_lost(self) -> None:
+        with self._lock:
+            self._lost += 1
 
     def _start(self) -> _Worker | None:
         with self._lock:
@@ -194,8 +200,8 @@ class WorkerPool:
             return None
         with self._lock:
             self._failed_starts = 0
-            self._started += 1
-            self.restarts = max(0, self._started - self.size)
+            if self._lost > self.restarts:  # this one replaces a worker that died or hung
+                self.restarts += 1
         return worker
 
 
@@ -301,15 +307,19 @@ def main(fd: int) -> None:
     warnings.simplefilter("ignore")
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     conn = Connection(fd)
+    try:
+        _serve_crawl(conn)
+    except (EOFError, OSError):  # the crawl is gone (killed, or stopped by force): so are we
+        return
+
+
+def _serve_crawl(conn: Connection) -> None:
     options = conn.recv()
     work = PageWork(options)
     work.warm_up()
     conn.send(("ready", os.getpid()))
     while True:
-        try:
-            message = conn.recv()
-        except EOFError:
-            return
+        message = conn.recv()
         if message is None:
             return
         kind, args = message
