@@ -326,3 +326,22 @@ async def test_a_damaged_record_costs_its_pages_a_check_not_the_crawl(site, tmp_
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and "is damaged" in errors[0] and "verify" in errors[0]
     assert not any(r.exc_info for r in caplog.records)
+
+
+def test_a_damaged_table_is_refused_at_open_with_one_line(tmp_path):
+    """The check made at every open reads the first and last item of each table: a bucket
+    of the wrong shape there is found before any query trips over it."""
+    from scrapy_simhash.index import DamagedIndexError
+
+    path = tmp_path / "ix"
+    with SimhashIndex(path) as index:
+        index.insert_many((i << 30 | 1, f"https://example.com/{i}", {}) for i in range(500))
+        table = index._levels.main.spaces[2]
+        with index._tx.storage.write() as txn:
+            key, bucket = txn.last(table)
+            txn.put(table, key, bucket[:-1])  # a value cut short
+    with pytest.raises(DamagedIndexError, match=r"^index damaged: table 2 has a bucket of "):
+        SimhashIndex(path, readonly=True)
+    done = _verify(path)
+    assert done.returncode == 1
+    assert done.stdout.startswith("problem: index damaged: table 2 has a bucket of ")

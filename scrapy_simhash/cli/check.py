@@ -15,12 +15,21 @@ import subprocess
 import sys
 from typing import Any
 
-from .open_index import open_index
+import lmdb
+
+from ..index import DamagedIndexError, SimhashIndex
+from .open_index import reword
 from .output import CliError
 
 
 def _scan(path: str) -> dict[str, Any]:
-    with open_index(path) as index:
+    try:
+        index = SimhashIndex(path, readonly=True, create=False)
+    except DamagedIndexError as exc:  # found by the check made at open
+        return {"entries": None, "tables": None, "problems": [str(exc)]}
+    except (OSError, ValueError, lmdb.Error) as exc:
+        raise reword(path, exc) from exc
+    with index:
         problems = index.verify()
         return {"entries": len(index), "tables": index.layout.tables, "problems": problems}
 

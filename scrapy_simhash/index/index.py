@@ -30,7 +30,7 @@ from .documents import Documents, Match
 from .layout import Layout
 from .lmdb_storage import DEFAULT_MAP_SIZE, LmdbStorage
 from .loading import load
-from .maintenance import count_stats, verify
+from .maintenance import count_stats, quick_check, verify
 from .meta import (
     FORMAT_VERSION,
     IndexMismatchError,
@@ -122,7 +122,13 @@ class SimhashIndex:
         self.recent_layout = params.recent_layout
         self._codec = params.codec
         self.max_distance = self.layout.max_distance
-        self._open_spaces()
+        try:
+            self._open_spaces()
+            with self._tx.storage.read() as txn:
+                quick_check(txn, self._docs, self._levels)
+        except BaseException:
+            self.close()
+            raise
 
     # -- opening -------------------------------------------------------------------------
 

@@ -155,6 +155,10 @@ class LmdbTxn:
         if cur.first() if start is None else cur.set_range(start):
             yield from cur.iternext()
 
+    def last(self, space: Any) -> tuple[bytes, bytes] | None:
+        cur = self.raw.cursor(space)
+        return cur.item() if cur.last() else None
+
     def count(self, space: Any) -> int:
         return int(self.raw.stat(space)["entries"])
 

@@ -13,9 +13,40 @@ import numpy as np
 
 from .bulk import LINK, links, sorted_distinct
 from .documents import Documents
-from .records import decode_key, doc_id
-from .storage import Txn
-from .tables import RECENT, Levels, Tables, read_count
+from .records import DamagedIndexError, decode_doc, decode_key, doc_id
+from .storage import Space, Txn
+from .tables import COUNT, RECENT, Levels, Tables, read_count
+
+
+def quick_check(txn: Txn, docs: Documents, levels: Levels) -> None:
+    """A cheap structural check made at every open: the counts in ``meta`` are numbers, and
+    the first and last items of the documents and of every table are well formed. Raises
+    :class:`DamagedIndexError` naming what is wrong (``verify`` checks everything)."""
+    for name in (COUNT, RECENT):
+        value = txn.get(levels.meta, name)
+        if value is not None and not bytes(value).isdigit():
+            raise DamagedIndexError(f"index damaged: its count {name.decode()!r} is {value!r}")
+    for docid, data in _ends(txn, docs.docs):
+        if len(docid) != 16:
+            raise DamagedIndexError(f"index damaged: a document id of {len(docid)} bytes")
+        decode_doc(data)
+    tables = [levels.main] if levels.recent is None else [levels.main, levels.recent]
+    for level in tables:
+        codec = level.codec
+        for i, space in enumerate(level.spaces):
+            for key, bucket in _ends(txn, space):
+                if len(key) != codec.key_bytes or not bucket or len(bucket) % codec.width:
+                    raise DamagedIndexError(
+                        f"index damaged: {level.name} {i} has a bucket of a {len(key)}-byte key"
+                        f" and {len(bucket)} bytes"
+                    )
+
+
+def _ends(txn: Txn, space: Space) -> list[tuple[bytes, bytes]]:
+    """The first and the last item of a space (one item, or none, for smaller spaces)."""
+    first = next(iter(txn.scan(space)), None)
+    last = txn.last(space)
+    return [item for item in (first, last) if item is not None]
 
 
 def count_stats(txn: Txn, docs: Documents, levels: Levels) -> dict[str, int]:

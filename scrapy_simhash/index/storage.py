@@ -77,6 +77,9 @@ class Txn(Protocol):
         """``(key, value)`` in key order from the first key >= ``start`` (every value of a
         multi space's key, each as an item)."""
 
+    def last(self, space: Space) -> tuple[bytes, bytes] | None:
+        """The item with the largest key (the last value of a multi key), or None."""
+
     def count(self, space: Space) -> int:
         """How many items the space holds."""
 
