@@ -50,7 +50,7 @@ def _bad_routes() -> dict[str, tuple[int, str, bytes]]:
 class SiteServer:
     """Serves the example project's site, and ``tests/site/bad/`` as /bad/, on 127.0.0.1 (a
     free port) from a daemon thread. ``routes`` maps a path to ``(status, content type, body)``
-    served instead of a file; tests may change it."""
+    (and optionally a dict of more headers) served instead of a file; tests may change it."""
 
     def __init__(self, root: Path = SITE) -> None:
         self.routes: dict[str, tuple[int, str, bytes]] = {}
@@ -83,9 +83,11 @@ class _Handler(SimpleHTTPRequestHandler):
         if route is None:
             super().do_GET()
             return
-        status, content_type, body = route
+        status, content_type, body, *more = route
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for name, value in (more[0] if more else {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)

@@ -1,0 +1,244 @@
+"""README promises that a crawl must keep, each by a crawl that fails when it breaks: the
+field settings, the text length and body size limits, the commit timer, the dry run's meta,
+redirected and gzip-encoded pages, ``dont_simhash`` items and the add-on's priorities."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+from typing import ClassVar
+
+from scrapy import Request
+from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_simhash.crawl.addon import Addon
+from scrapy_simhash.crawl.middleware import SimhashMiddleware
+from scrapy_simhash.crawl.pipeline import SimhashPipeline
+from scrapy_simhash.text.extract import extract_text
+
+from .test_scrapy_crawl import (
+    ARTICLES,
+    BOTH,
+    COPIES,
+    MIDDLEWARE,
+    PIPELINE,
+    SITE,
+    SITE_STATS,
+    SiteSpider,
+    crawl,
+    paths,
+)
+
+
+class RenamedFieldsSpider(SiteSpider):
+    """Items whose fields have other names than the settings' defaults."""
+
+    def parse_page(self, response):
+        for item in super().parse_page(response):
+            yield {"link": item["url"], "body": item["html"]}
+
+
+class TextOnlySpider(SiteSpider):
+    """Items that carry only their page's extracted text, under the name ``text_name``."""
+
+    text_name = "text"
+
+    def parse_page(self, response):
+        yield {self.text_name: extract_text(response.body)}
+
+
+class ContentOnlySpider(TextOnlySpider):
+    text_name = "content"
+
+
+@deferred_f_from_coro_f
+async def test_url_and_html_fields_are_read_from_the_names_set(site, tmp_path):
+    settings = {**PIPELINE, "SIMHASH_URL_FIELD": "link", "SIMHASH_HTML_FIELD": "body"}
+    result = await crawl(
+        settings, tmp_path, site, spider=RenamedFieldsSpider, fields=("url", "html")
+    )
+    assert [item["link"].removeprefix(site.url("")) for item in result.kept] == ARTICLES
+    assert result.simhash == SITE_STATS
+
+
+@deferred_f_from_coro_f
+async def test_the_text_field_is_read_from_the_name_set(site, tmp_path):
+    """Items with only a text, named as the setting says, are decided as items with the
+    default name are (identical texts are taken for one page; the archived copy, whose text
+    differs, is a near duplicate)."""
+    default = await crawl(PIPELINE, tmp_path / "a", site, spider=TextOnlySpider)
+    settings = {**PIPELINE, "SIMHASH_TEXT_FIELD": "content"}
+    renamed = await crawl(settings, tmp_path / "b", site, spider=ContentOnlySpider)
+    assert renamed.simhash == default.simhash
+    assert len(renamed.kept) == len(default.kept) and len(renamed.dropped) == 1
+    assert renamed.simhash["simhash/unique"] == len(ARTICLES)
+
+
+def _short_page(words: int) -> bytes:
+    text = " ".join(f"harbour{i} ferries sail" for i in range(words // 3))
+    return (
+        f"<html><head><title>Short</title></head><body><article><h1>Ferry notice</h1>"
+        f"<p>{text}.</p></article></body></html>"
+    ).encode()
+
+
+@deferred_f_from_coro_f
+async def test_min_text_length_is_the_number_of_words_set(site, tmp_path, routes):
+    """A page of 12 content words is too short by default (20) and checked at 10."""
+    routes["/short.html"] = (200, "text/html; charset=utf-8", _short_page(12))
+    routes["/short-index.html"] = (
+        200,
+        "text/html",
+        b"<html><body><ul><li><a href='/short.html'>s</a></li></ul></body></html>",
+    )
+    default = await crawl(MIDDLEWARE, tmp_path / "a", site, start="/short-index.html")
+    assert default.simhash == {
+        "simhash/skipped/dont_simhash": 1,  # the start page
+        "simhash/skipped/too_short": 1,
+        "simhash/index/size": 0,
+    }
+    settings = {**MIDDLEWARE, "SIMHASH_MIN_TEXT_LENGTH": 10}
+    lower = await crawl(settings, tmp_path / "b", site, start="/short-index.html")
+    assert lower.simhash == {
+        "simhash/skipped/dont_simhash": 1,
+        "simhash/checked": 1,
+        "simhash/unique": 1,
+        "simhash/index/size": 1,
+    }
+
+
+@deferred_f_from_coro_f
+async def test_max_body_size_limits_and_zero_means_no_limit(site, tmp_path):
+    small = await crawl({**MIDDLEWARE, "SIMHASH_MAX_BODY_SIZE": 1000}, tmp_path / "a", site)
+    assert small.simhash == {
+        "simhash/skipped/dont_simhash": 1,  # the start page
+        "simhash/skipped/too_large": 11,
+        "simhash/index/size": 0,
+    }
+    unlimited = await crawl({**MIDDLEWARE, "SIMHASH_MAX_BODY_SIZE": 0}, tmp_path / "b", site)
+    assert unlimited.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
+
+
+@deferred_f_from_coro_f
+async def test_the_dry_run_tells_the_spider_what_it_would_have_dropped(site, tmp_path):
+    seen = {}
+
+    class MetaSpider(SiteSpider):
+        def parse_page(self, response):
+            seen[response.url.removeprefix(site.url(""))] = response.meta["simhash"]
+            yield from super().parse_page(response)
+
+    settings = {**MIDDLEWARE, "SIMHASH_DRY_RUN": True}
+    await crawl(settings, tmp_path, site, spider=MetaSpider)
+    for copy, (original, distance) in COPIES.items():
+        assert seen[copy]["duplicate_of"] == site.url(original)
+        assert seen[copy]["distance"] == distance
+    for article in ARTICLES:
+        assert seen[article]["duplicate_of"] is None and seen[article]["distance"] is None
+
+
+def _index_committed(path: Path) -> int:
+    """Entries another process sees in the index: only committed ones."""
+    code = (
+        "import sys; from scrapy_simhash import SimhashIndex\n"
+        "with SimhashIndex(sys.argv[1], readonly=True) as ix: print(len(ix))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, timeout=60)
+    return int(done.stdout)
+
+
+@deferred_f_from_coro_f
+async def test_decisions_are_committed_after_the_commit_interval(site, tmp_path):
+    """With commits of 1000 pages, the timer alone commits: another process sees the first
+    article's entry while the crawl still runs, a download delay after its decision."""
+    committed = []
+    index_path = tmp_path / "simhash" / "site"
+
+    class WatchingSpider(SiteSpider):
+        custom_settings: ClassVar[dict] = {**SiteSpider.custom_settings, "DOWNLOAD_DELAY": 0.6}
+
+        def parse_page(self, response):
+            if response.url == site.url(ARTICLES[1]):
+                committed.append(_index_committed(index_path))
+            yield from super().parse_page(response)
+
+    settings = {**MIDDLEWARE, "SIMHASH_COMMIT_EVERY": 1000, "SIMHASH_COMMIT_INTERVAL": 0.2}
+    await crawl(settings, tmp_path, site, spider=WatchingSpider)
+    assert committed and committed[0] >= 1
+
+
+@deferred_f_from_coro_f
+async def test_a_redirect_to_a_page_decided_before_is_not_checked_again(site, tmp_path, routes):
+    """The middleware runs after the redirect middleware: a redirect to an article decided
+    earlier in the crawl gets that page's decision back, and is not checked (and stored)
+    a second time."""
+    target = ARTICLES[0]
+    routes["/go/first"] = (302, "text/html", b"", {"Location": site.url(target)})
+    reached = []
+
+    class RedirectSpider(SiteSpider):
+        async def start(self):
+            for path in (target, "/go/first"):  # both lead to the article
+                yield Request(site.url(path), self.parse_page, dont_filter=True)
+
+        def parse_page(self, response):
+            reached.append(response.url)
+            yield from super().parse_page(response)
+
+    result = await crawl(MIDDLEWARE, tmp_path, site, spider=RedirectSpider)
+    assert reached == [site.url(target), site.url(target)]
+    assert result.simhash == {"simhash/checked": 1, "simhash/unique": 1, "simhash/index/size": 1}
+
+
+@deferred_f_from_coro_f
+async def test_a_gzip_encoded_copy_is_decided_after_decompression(site, tmp_path, routes):
+    page = (SITE / ARTICLES[0].lstrip("/")).read_bytes()
+    html = "text/html; charset=utf-8"
+    routes["/gz/copy.html"] = (200, html, gzip.compress(page), {"Content-Encoding": "gzip"})
+    routes["/gz-index.html"] = (
+        200,
+        "text/html",
+        f"<html><body><ul><li><a href='{ARTICLES[0]}'>a</a></li>"
+        "<li><a href='/gz/copy.html'>copy</a></li></ul></body></html>".encode(),
+    )
+    result = await crawl(MIDDLEWARE, tmp_path, site, start="/gz-index.html")
+    assert paths(site, result.kept) == [ARTICLES[0]]
+    assert result.simhash == {
+        "simhash/skipped/dont_simhash": 1,
+        "simhash/checked": 2,
+        "simhash/unique": 1,
+        "simhash/duplicate": 1,
+        "simhash/duplicate/distance/0": 1,
+        "simhash/index/size": 1,
+    }
+
+
+@deferred_f_from_coro_f
+async def test_items_of_a_dont_simhash_page_pass_the_pipeline_unchecked(site, tmp_path):
+    class UncheckedSpider(SiteSpider):
+        async def start(self):
+            for path in (ARTICLES[0], "/wire/bike-lanes.html"):
+                yield Request(site.url(path), self.parse_page, meta={"dont_simhash": True})
+
+    result = await crawl(BOTH, tmp_path, site, spider=UncheckedSpider)
+    assert sorted(paths(site, result.kept)) == sorted([ARTICLES[0], "/wire/bike-lanes.html"])
+    assert result.simhash == {"simhash/skipped/dont_simhash": 2, "simhash/index/size": 0}
+
+
+def test_the_addon_keeps_priorities_the_user_set():
+    settings = Settings(
+        {
+            "DOWNLOADER_MIDDLEWARES": {SimhashMiddleware: 600},
+            "ITEM_PIPELINES": {"scrapy_simhash.SimhashPipeline": 50},
+        }
+    )
+    Addon().update_settings(settings)
+    assert settings.getdict("DOWNLOADER_MIDDLEWARES") == {SimhashMiddleware: 600}
+    assert settings.getdict("ITEM_PIPELINES") == {"scrapy_simhash.SimhashPipeline": 50}
+    fresh = Settings()
+    Addon().update_settings(fresh)
+    assert fresh.getdict("DOWNLOADER_MIDDLEWARES") == {SimhashMiddleware: 543}
+    assert fresh.getdict("ITEM_PIPELINES") == {SimhashPipeline: 200}
