@@ -3,7 +3,7 @@
 * :mod:`.middleware` (drops a page before the spider parses it), :mod:`.pipeline` (drops
   items), :mod:`.addon` (enables both);
 * :mod:`.service`: the per-crawl service both components share (the index, the decision
-  memory, commits, stats);
+  memory, stats); :mod:`.writes`: its writes to the index, batched, committed and retried;
 * :mod:`.config`: the ``SIMHASH_*`` settings, read once into a typed config;
 * :mod:`.pages`, :mod:`.workers`, :mod:`.turns`: a page's text and fingerprint, computed in
   worker processes, in the order pages arrived.

@@ -5,35 +5,24 @@ inline) and the stats, and remembers what it decided for each page in this crawl
 item from a page the middleware admitted is not checked again (and found to duplicate itself),
 and so that no page is extracted twice. Every check against the index happens here, in the
 reactor thread, one at a time: two near-duplicates whose work finishes together still keep
-exactly one. Index writes are grouped in transactions of ``SIMHASH_COMMIT_EVERY`` decisions or
-``SIMHASH_COMMIT_INTERVAL`` seconds, whichever comes first; checks see the uncommitted ones.
-
-A write that fails (a full disk, an I/O error, a damaged index) is never forgotten: it is
-logged once at ERROR in words a user can act on, counted (``simhash/index/errors``), and the
-pages stored since the last commit, kept in memory, are written again into a new transaction
-and committed after a short wait, a few times. If that still fails the crawl stops with the
-close reason ``simhash_index_error`` (``SIMHASH_ON_INDEX_ERROR = "stop"``), or goes on with
-every later page let through unchecked and counted as ``simhash/skipped/index_error``
-(``"skip"``). No error of the index escapes into Scrapy's timed calls or downloads.
+exactly one. Writes are batched, committed and retried by :mod:`.writes`; a page whose check
+meets an index error passes, counted as ``simhash/skipped/index_error``, and never becomes a
+download error.
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import logging
 import os
-import shutil
-import time
 import uuid
 from collections import OrderedDict
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.project import data_path
 from twisted.internet.defer import Deferred
 
@@ -43,25 +32,15 @@ from .config import SimhashConfig
 from .pages import PageOptions, PageWork, Result, describe
 from .turns import Turns
 from .workers import BROKEN, WorkerError, WorkerPool
+from .writes import IndexWrites
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
-    from twisted.internet.interfaces import IDelayedCall
 
 logger = logging.getLogger(__name__)
 
 #: How many page decisions are remembered (by URL and by body) for the items of a page.
 DECISION_MEMORY = 50_000
-#: Seconds waited before each new attempt at a failed index write; after the last one the
-#: crawl stops, or lets pages through (``SIMHASH_ON_INDEX_ERROR``).
-RETRY_DELAYS = (0.25, 1.0, 3.0)
-#: The close reason of a crawl stopped because its index cannot be written.
-INDEX_ERROR_REASON = "simhash_index_error"
-#: Free bytes below which a failed write is put down to a full disk.
-_LOW_SPACE = 1 << 20
-#: A batch's size for the index: the service commits it itself.
-_NEVER = 1 << 62
-
 _ATTRIBUTE = "_simhash_service"
 
 
@@ -135,15 +114,10 @@ class DedupService:
         self._pool = (
             WorkerPool(config.workers, options, timeout=config.timeout) if config.workers else None
         )
-        self._batch: AbstractContextManager[SimhashIndex] | None = None
-        self._batch_checks = 0  # pages checked in the open batch
-        self._batch_timer: IDelayedCall | None = None
+        self.writes = IndexWrites(
+            crawler, config, lambda: self.index, lambda: self.path, self._is_closed
+        )
         self._decided: OrderedDict[str, Decision] = OrderedDict()
-        #: The pages stored since the last commit, written again after a failed write.
-        self._journal: list[tuple[int, str, dict[str, Any]]] = []
-        self._failures = 0  # failed writes since the last commit that held
-        self._given_up = False  # the index could not be written: pages pass unchecked
-        self._damage_seen = False  # a damaged record was met (and said) in this crawl
         self._underway: dict[str, _Underway] = {}
         self._turns = Turns()
         self._closed = False
@@ -228,149 +202,12 @@ class DedupService:
         )
         return index
 
-    def _write(self, delay: float | None = None) -> SimhashIndex:
-        """The index, inside a batch of writes (begun if needed, to be committed after
-        ``delay`` seconds, by default ``SIMHASH_COMMIT_INTERVAL``)."""
-        index = self.index
-        if self._batch is None and self._batching:
-            # Committed by this service (commit()), which then forgets the pages kept since.
-            self._batch = index.batch(commit_every=_NEVER)
-            self._batch.__enter__()
-            self._batch_checks = 0
-            self._commit_in(self.config.commit_interval if delay is None else delay)
-        return index
-
-    @property
-    def _batching(self) -> bool:
-        return self.config.commit_every > 1 and self.config.commit_interval > 0
-
-    def _commit_in(self, delay: float) -> None:
-        from twisted.internet import reactor
-
-        if self._batch_timer is not None and self._batch_timer.active():
-            self._batch_timer.cancel()
-        self._batch_timer = reactor.callLater(delay, self.commit)
+    def _is_closed(self) -> bool:
+        return self._closed
 
     def commit(self) -> bool:
-        """Commit the index writes made so far; False if that failed (then logged, counted,
-        and retried later; see :meth:`_failed`). Never raises an error of the index."""
-        batch, self._batch = self._batch, None
-        timer, self._batch_timer = self._batch_timer, None
-        if timer is not None and timer.active():
-            timer.cancel()
-        if batch is None:
-            return True
-        try:
-            batch.__exit__(None, None, None)
-        except STORAGE_ERRORS as exc:
-            self._failed(exc)
-            return False
-        if self._failures:
-            logger.info(
-                "Simhash index %s: written after %d failed attempts",
-                self.path,
-                self._failures,
-                extra={"spider": self.crawler.spider},
-            )
-        self._journal.clear()
-        self._failures = 0
-        return True
-
-    def _failed(self, exc: BaseException) -> None:
-        """A write of the index failed: count it, say it once, and write the pages stored
-        since the last commit again, into a new transaction committed after a wait; after
-        the last of :data:`RETRY_DELAYS`, give up."""
-        self.stats.inc_value("simhash/index/errors")
-        self._failures += 1
-        if self._failures == 1:
-            logger.error(_failure_message(self.path, exc), extra={"spider": self.crawler.spider})
-        if self._failures > len(RETRY_DELAYS):
-            self._give_up()
-            return
-        delay = RETRY_DELAYS[self._failures - 1]
-        logger.warning(
-            "Simhash index %s: write failed (%s); %d pages stored since the last commit are "
-            "written again, committed in %g s (attempt %d of %d)",
-            self.path,
-            exc,
-            len(self._journal),
-            delay,
-            self._failures,
-            len(RETRY_DELAYS),
-            extra={"spider": self.crawler.spider},
-        )
-        self._abort()
-        try:
-            index = self._write(delay)
-            for fingerprint, key, record in self._journal:
-                index.insert(fingerprint, key, **record)
-        except STORAGE_ERRORS as again:
-            self._failed(again)
-
-    def _damaged(self, key: str, exc: DamagedIndexError) -> None:
-        """A record read for ``key``'s check cannot be decoded: the page passes unchecked,
-        counted; the open batch, rolled back, gets the pages kept since the last commit
-        again. Said at ERROR once a crawl (a damaged index does not heal)."""
-        self.stats.inc_value("simhash/index/errors")
-        if not self._damage_seen:
-            self._damage_seen = True
-            logger.error(
-                "Simhash index %s is damaged (%s): pages whose check reads the damage pass "
-                "unchecked, counted as simhash/skipped/index_error. Check it with "
-                "'scrapy-simhash verify %s'; SIMHASH_RESET=True starts a new index",
-                self.path,
-                exc,
-                self.path,
-                extra={"spider": self.crawler.spider},
-            )
-        logger.debug("Simhash index %s: damaged record met checking %s", self.path, key)
-        try:
-            index = self._write()
-            for fingerprint, stored_key, record in self._journal:
-                index.insert(fingerprint, stored_key, **record)
-        except STORAGE_ERRORS as again:
-            self._failed(again)
-
-    def _abort(self) -> None:
-        """Roll back the open batch, if any, without raising."""
-        batch, self._batch = self._batch, None
-        if batch is None:
-            return
-        # A storage error thrown into the batch block rolls it back (any other commits it).
-        rollback = STORAGE_ERRORS[0]("rolled back after a failed write")
-        try:
-            batch.__exit__(type(rollback), rollback, None)
-        except STORAGE_ERRORS:
-            logger.debug("rolling back the index batch failed", exc_info=True)
-
-    def _give_up(self) -> None:
-        """The index cannot be written: stop the crawl, or let later pages through."""
-        self._given_up = True
-        timer, self._batch_timer = self._batch_timer, None
-        if timer is not None and timer.active():
-            timer.cancel()
-        self._abort()
-        unsaved = len(self._journal)
-        self.stats.set_value("simhash/index/unsaved", unsaved)
-        stop = self.config.on_index_error == "stop"
-        logger.error(
-            "Simhash index %s: still not written after %d attempts; %d pages kept since the "
-            "last commit are not in the index. %s",
-            self.path,
-            self._failures,
-            unsaved,
-            "Stopping the crawl (SIMHASH_ON_INDEX_ERROR = 'stop')."
-            if stop
-            else "Later pages pass unchecked, counted as simhash/skipped/index_error "
-            "(SIMHASH_ON_INDEX_ERROR = 'skip').",
-            extra={"spider": self.crawler.spider},
-        )
-        engine = self.crawler.engine
-        if stop and not self._closed and engine is not None and engine.spider is not None:
-            deferred_from_coro(engine.close_spider_async(reason=INDEX_ERROR_REASON))
-        elif stop and self._closed:
-            # The crawl was closing already: its reason says the index was not written.
-            self.stats.set_value("finish_reason", INDEX_ERROR_REASON)
+        """Commit the index writes made so far (see :meth:`.IndexWrites.commit`)."""
+        return self.writes.commit()
 
     async def close(self) -> None:
         """At spider_closed: let the work under way finish, commit, record
@@ -381,7 +218,7 @@ class DedupService:
         if pool is not None and pool.restarts:
             self.stats.set_value("simhash/workers/restarted", pool.restarts)
         try:
-            self._commit_at_close()
+            self.writes.commit_at_close()
             index, self._index = self._index, None
             if index is not None:
                 try:
@@ -393,16 +230,6 @@ class DedupService:
         finally:
             if pool is not None:
                 pool.close()
-
-    def _commit_at_close(self) -> None:
-        """The last commit, retried here after the waits of :data:`RETRY_DELAYS` (the crawl
-        is over: waiting blocks nothing else)."""
-        for delay in (0.0, *RETRY_DELAYS):
-            if self._given_up:
-                return
-            time.sleep(delay)
-            if self.commit():
-                return
 
     # -- stats -----------------------------------------------------------------------------
 
@@ -509,42 +336,33 @@ class DedupService:
         it changed by more than k bits (then its entry is replaced, if it is not a near
         duplicate of another page).
         """
-        if self._given_up:
+        writes = self.writes
+        if writes.given_up:
             return self.skip("index_error")
         self.stats.inc_value("simhash/checked")
         record = {"url": key, "run": self.run}
         try:
-            index = self._write()
+            index = writes.writable()
             previous = index.get(key)
             if previous is not None and previous.record.get("run") != self.run:
                 distance = hamming(previous.fingerprint, fingerprint)
                 if distance <= index.max_distance:
+                    writes.checked(None)
                     return self._duplicate(fingerprint, key, distance)
             match = index.check_and_insert(fingerprint, key, **record)
         except DamagedIndexError as exc:
-            self._damaged(key, exc)
+            writes.damaged(key, exc)
             return self.skip("index_error")
         except STORAGE_ERRORS as exc:
             # The open batch was rolled back: its pages are written again.
-            self._failed(exc)
+            writes.failed(exc)
             return self.skip("index_error")
-        if match is None:
-            if self._batch is not None:
-                self._journal.append((fingerprint, key, record))
-            else:  # written and committed at once
-                self._failures = 0
-            self.stats.inc_value("simhash/unique")
-        decision = (
-            Decision(fingerprint=fingerprint)
-            if match is None
-            else self._duplicate(fingerprint, match.key, match.distance)
-        )
-        if self._batch is not None:
-            self._batch_checks += 1
-            # While a failed write waits for its retry, the retry timer commits.
-            if self._batch_checks >= self.config.commit_every and not self._failures:
-                self.commit()
-        return decision
+        if match is not None:
+            writes.checked(None)
+            return self._duplicate(fingerprint, match.key, match.distance)
+        self.stats.inc_value("simhash/unique")
+        writes.checked((fingerprint, key, record))
+        return Decision(fingerprint=fingerprint)
 
     def _duplicate(self, fingerprint: int, of: str, distance: int) -> Decision:
         self.stats.inc_value("simhash/duplicate")
@@ -564,26 +382,3 @@ class DedupService:
             },
             extra={"spider": self.crawler.spider},
         )
-
-
-def _failure_message(path: str, exc: BaseException) -> str:
-    """What failed, where, why (a full disk told from other I/O errors by the free space,
-    which LMDB does not report), and what to do."""
-    try:
-        free: int | None = shutil.disk_usage(path).free
-    except OSError:
-        free = None
-    full = getattr(exc, "errno", None) == errno.ENOSPC or (free is not None and free < _LOW_SPACE)
-    if full:
-        why = f"no space left on the disk holding it ({free} bytes free)"
-        hint = "Free some space, or set SIMHASH_DIR to a disk with room."
-    else:
-        why = str(exc)
-        hint = (
-            f"Check the disk, and the index with 'scrapy-simhash verify {path}'; "
-            "SIMHASH_RESET=True (or another SIMHASH_DIR) starts a new index."
-        )
-    return (
-        f"Simhash index {path}: writing failed: {why}. The pages stored since the last commit "
-        f"are kept in memory and written again. {hint}"
-    )
