@@ -494,6 +494,26 @@ def test_errors_are_one_line(capsys, tmp_path, command):
     assert not (tmp_path / "missing").exists()  # nothing created, even by remove
 
 
+def test_a_folder_of_spider_indexes_is_not_an_index_and_the_error_names_them(capsys, tmp_path):
+    """<SIMHASH_DIR> is the folder a user sees after a crawl: the error names its spiders."""
+    simhash_dir = tmp_path / "simhash"
+    SimhashIndex(str(simhash_dir / "news")).close()
+    code, out, err = run(capsys, "info", str(simhash_dir))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"scrapy-simhash: error: {simhash_dir} is not a scrapy-simhash index: it holds the"
+        f" index of spider news: give {simhash_dir / 'news'}\n"
+    )
+    SimhashIndex(str(simhash_dir / "blog")).close()
+    (simhash_dir / "notes").mkdir()  # a folder without an index is no spider's
+    code, out, err = run(capsys, "dump", str(simhash_dir))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"scrapy-simhash: error: {simhash_dir} is not a scrapy-simhash index: it holds the"
+        f" indexes of spiders blog, news: give one of them, such as {simhash_dir / 'blog'}\n"
+    )
+
+
 def test_unknown_format(capsys, index_path):
     _future_format(index_path)
     code, out, err = run(capsys, "info", index_path)
