@@ -127,7 +127,7 @@ class SimhashConfig:
         d = cls()
         return cls(
             enabled=_bool(settings, "SIMHASH_ENABLED", d.enabled),
-            dir=_str(settings, "SIMHASH_DIR", d.dir),
+            dir=simhash_dir(settings),
             max_distance=_int(
                 settings, "SIMHASH_MAX_DISTANCE", d.max_distance, 0, MAX_DISTANCE_LIMIT
             ),
@@ -148,3 +148,9 @@ class SimhashConfig:
             fsync=_bool(settings, "SIMHASH_FSYNC", d.fsync),
             fast=_bool(settings, "SIMHASH_FAST", d.fast),
         )
+
+
+def simhash_dir(settings: BaseSettings) -> str:
+    """``SIMHASH_DIR`` alone: ``scrapy simhash`` needs only it to find a spider's index, and
+    must not fail on another setting that only a crawl uses."""
+    return _str(settings, "SIMHASH_DIR", SimhashConfig.dir)
