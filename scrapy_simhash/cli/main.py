@@ -26,14 +26,21 @@ PROG = "scrapy-simhash"
 
 Handler = Callable[[argparse.Namespace, Output], int]
 
-_EPILOG = """\
+#: The index of the README's example crawl, as seen from the repository root.
+EXAMPLE_INDEX = "example_project/.scrapy/simhash/news"
+
+_EPILOG = f"""\
 fingerprints are 16 hex digits (0x optional) or decimal; dates are ISO 8601 UTC.
 Inspection opens the index read-only: it works while a crawl writes to it.
+INDEX is one spider's index folder, <SIMHASH_DIR>/<spider name>: by default
+.scrapy/simhash/<spider name> in the Scrapy project (inside a project, `scrapy simhash`
+also takes the spider's name).
 
-example:
-  scrapy-simhash info .scrapy/simhash
-  scrapy-simhash lookup .scrapy/simhash --html page.html
-  scrapy-simhash clusters .scrapy/simhash --jsonl > clusters.jsonl
+examples, on the README's example crawl (from the repository root, after its quick start):
+  .venv/bin/scrapy-simhash info {EXAMPLE_INDEX}
+  .venv/bin/scrapy-simhash lookup {EXAMPLE_INDEX} \\
+      --html example_project/site/wire/bike-lanes.html
+  .venv/bin/scrapy-simhash clusters {EXAMPLE_INDEX} --json
 """
 
 #: INDEX of ``scrapy simhash`` inside a project (whose own ``-h`` shows the command's
