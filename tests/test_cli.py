@@ -531,6 +531,26 @@ def test_errors_are_one_line(capsys, tmp_path, command):
     assert not (tmp_path / "missing").exists()  # nothing created, even by remove
 
 
+def test_a_folder_of_spider_indexes_is_not_an_index_and_the_error_names_them(capsys, tmp_path):
+    """<SIMHASH_DIR> is the folder a user sees after a crawl: the error names its spiders."""
+    simhash_dir = tmp_path / "simhash"
+    SimhashIndex(str(simhash_dir / "news")).close()
+    code, out, err = run(capsys, "info", str(simhash_dir))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"scrapy-simhash: error: {simhash_dir} is not a scrapy-simhash index: it holds the"
+        f" index of spider news: give {simhash_dir / 'news'}\n"
+    )
+    SimhashIndex(str(simhash_dir / "blog")).close()
+    (simhash_dir / "notes").mkdir()  # a folder without an index is no spider's
+    code, out, err = run(capsys, "dump", str(simhash_dir))
+    assert (code, out) == (1, "")
+    assert err == (
+        f"scrapy-simhash: error: {simhash_dir} is not a scrapy-simhash index: it holds the"
+        f" indexes of spiders blog, news: give one of them, such as {simhash_dir / 'blog'}\n"
+    )
+
+
 def test_unknown_format(capsys, index_path):
     _future_format(index_path)
     code, out, err = run(capsys, "info", index_path)
@@ -620,10 +640,104 @@ def test_scrapy_command(index_path, tmp_path):
     ]
     done = _subprocess([*scrapy, "info", str(tmp_path / "nothing")], project)
     assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr == f"scrapy-simhash: error: no index at {tmp_path / 'nothing'}\n"
+    assert done.stderr == f"scrapy simhash: error: no index at {tmp_path / 'nothing'}\n"
     done = _subprocess([*scrapy, "info", index_path, "--bogus"], project)
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == "scrapy simhash: error: unrecognized arguments: --bogus"
+
+
+PROJECT_SPIDERS = """
+import scrapy
+
+
+class News(scrapy.Spider):
+    name = "news"
+
+
+class Shop(scrapy.Spider):
+    name = "shop"
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A Scrapy project with spiders news and shop, SIMHASH_DIR "idx" (so inside .scrapy), and
+    an index of news (2 entries) where its crawl would open it."""
+    root = tmp_path / "project"
+    (root / "deeper").mkdir(parents=True)
+    (root / "scrapy.cfg").write_text("[settings]\ndefault = proj_settings\n", encoding="utf-8")
+    (root / "proj_settings.py").write_text(
+        'SPIDER_MODULES = ["proj_spiders"]\nSIMHASH_DIR = "idx"\n'
+        'COMMANDS_MODULE = "scrapy_simhash.commands"\n',
+        encoding="utf-8",
+    )
+    (root / "proj_spiders.py").write_text(PROJECT_SPIDERS, encoding="utf-8")
+    with SimhashIndex(str(root / ".scrapy" / "idx" / "news")) as index:
+        index.insert_many([(A, "https://n/a", {}), (B, "https://n/b", {})])
+    return root
+
+
+def _scrapy_simhash(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return _subprocess(["-m", "scrapy.cmdline", "simhash", *argv], cwd)
+
+
+def _info(done: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    assert (done.returncode, done.stderr) == (0, "")
+    info = json.loads(done.stdout)
+    assert isinstance(info, dict)
+    return info
+
+
+def test_scrapy_command_takes_a_spider_name_in_a_project(project, tmp_path):
+    """A spider's name opens the index its crawl opens: SIMHASH_DIR inside the project's
+    .scrapy (found from a subfolder too, as Scrapy finds the project), or as set with -s."""
+    news = project / ".scrapy" / "idx" / "news"
+    for cwd in (project, project / "deeper"):
+        info = _info(_scrapy_simhash(cwd, "info", "news", "--json"))
+        assert (info["path"], info["entries"]) == (str(news), 2)
+    elsewhere = tmp_path / "elsewhere"
+    SimhashIndex(str(elsewhere / "news")).close()
+    info = _info(
+        _scrapy_simhash(project, "-s", f"SIMHASH_DIR={elsewhere}", "info", "news", "--json")
+    )
+    assert (info["path"], info["entries"]) == (str(elsewhere / "news"), 0)
+    done = _scrapy_simhash(project, "info", "-h")
+    assert done.returncode == 0
+    shown = " ".join(done.stdout.split())
+    assert "SPIDER|INDEX a spider of this project" in shown
+    assert "a folder of that name wins over a spider" in shown
+    assert "example: scrapy simhash info SPIDER --json" in shown
+
+
+def test_scrapy_command_a_folder_wins_over_a_spider_of_that_name(project):
+    SimhashIndex(str(project / "news")).close()  # ./news: an empty index
+    info = _info(_scrapy_simhash(project, "info", "news", "--json"))
+    assert (info["path"], info["entries"]) == (str(project / "news"), 0)
+
+
+def test_scrapy_command_errors_name_scrapy_simhash(project, tmp_path):
+    done = _scrapy_simhash(project, "info", "blog")
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "scrapy simhash: error: no index at blog: not a folder, nor a spider of this project"
+        " (its spiders: news, shop)\n"
+    )
+    done = _scrapy_simhash(project, "verify", "shop")
+    assert (done.returncode, done.stdout) == (1, "")
+    shop = project / ".scrapy" / "idx" / "shop"
+    assert (
+        done.stderr == f"scrapy simhash: error: no index of spider shop at {shop}: crawl it first\n"
+    )
+    done = _scrapy_simhash(project, "info", ".scrapy/idx")
+    assert done.stderr == (
+        "scrapy simhash: error: .scrapy/idx is not a scrapy-simhash index: it holds the index"
+        " of spider news: give .scrapy/idx/news\n"
+    )
+    # Outside a project, INDEX is a folder, as for scrapy-simhash.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    done = _scrapy_simhash(outside, "info", "news")
+    assert (done.returncode, done.stderr) == (1, "scrapy simhash: error: no index at news\n")
 
 
 WRITER = textwrap.dedent(

@@ -1,9 +1,11 @@
-"""``scrapy crawl news`` in a subprocess in ``example_project/``, offline on its bundled site."""
+"""``scrapy crawl news`` in a subprocess in ``example_project/``, offline on its bundled site;
+the README's quick start, sample session and ``scrapy-simhash --help`` examples as printed."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +94,195 @@ def test_a_bad_setting_stops_the_crawl_with_one_clear_line(tmp_path, setting, me
     assert result.stderr.rstrip().splitlines()[-1] == f"ValueError: {message}"
     assert items == []
     assert "Spider opened" not in result.stderr
+
+
+# -- the README's quick start, sample session and help examples, as printed ---------------------
+
+ROOT = EXAMPLE.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: The installing part every quick-start command starts with: replaced here by the venv that
+#: runs this suite (no pip, no network); `.ci/quickstart` runs it for real on a fresh clone.
+SETUP = re.compile(r"python3 -m venv \.venv && \.venv/bin/pip install -e \S+ && ")
+
+
+def readme_blocks(section: str, language: str) -> list[str]:
+    """The ``language`` code blocks of the README's ``section`` (a heading), up to the next
+    heading of the same or a higher level."""
+    heading = re.search(rf"^(#+) {re.escape(section)}$", README, re.M)
+    assert heading is not None, section
+    level = len(heading[1])
+    end = re.compile(rf"^#{{1,{level}}} ", re.M).search(README, heading.end())
+    text = README[heading.end() : end.start() if end else len(README)]
+    return re.findall(rf"^```{language}\n(.*?)^```$", text, re.M | re.S)
+
+
+def quick_start_commands() -> list[str]:
+    commands = [block.strip() for block in readme_blocks("Quick start", "bash")]
+    assert len(commands) == 2 and all("\n" not in c for c in commands), commands
+    return commands
+
+
+def cds_outside_subshells(command: str) -> list[int]:
+    """Where ``command`` runs a ``cd`` that is not inside parentheses: a cd that outlives it."""
+    found = []
+    for cd in re.finditer(r"(?<![\w./-])cd\s", command):
+        before = command[: cd.start()]
+        if before.count("(") == before.count(")"):
+            found.append(cd.start())
+    return found
+
+
+def a_root(tmp: Path) -> Path:
+    """A stand-in for a fresh clone's root after the quick start's install: a copy of
+    example_project/ (without its index or items), of tests/, pyproject.toml and README.md, and
+    ``.venv`` pointing to the venv running this suite (the whole venv: its python finds its
+    packages by the ``pyvenv.cfg`` beside its bin folder)."""
+    root = tmp / "root"
+    ignore = shutil.ignore_patterns(".scrapy", "items.jsonl", "__pycache__", ".venv")
+    shutil.copytree(EXAMPLE, root / "example_project", ignore=ignore)
+    shutil.copytree(ROOT / "tests", root / "tests", ignore=ignore)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, root)
+    (root / ".venv").symlink_to(sys.prefix)
+    return root
+
+
+def bash(script: str, cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", script], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture(scope="module")
+def venv() -> Path:
+    """The venv running this suite, which the quick start's commands use as ``.venv``."""
+    prefix = Path(sys.prefix)
+    if not all((prefix / "bin" / name).exists() for name in ("scrapy", "scrapy-simhash")):
+        pytest.skip(f"the suite does not run in a venv with scrapy and scrapy-simhash ({prefix})")
+    return prefix
+
+
+def test_quick_start_commands_are_for_the_root_and_cd_only_in_a_subshell():
+    """Read, not run: each command begins with the install, its paths exist from the root,
+    and a ``cd`` happens only inside ``( ... )``, so the shell stays in the root."""
+    crawl, tests = quick_start_commands()
+    for command in (crawl, tests):
+        assert SETUP.match(command), command
+        assert cds_outside_subshells(command) == [], command
+    assert (
+        SETUP.sub("", crawl)
+        == "(cd example_project && ../.venv/bin/scrapy crawl news -O items.jsonl)"
+    )
+    assert SETUP.sub("", tests) == ".venv/bin/python -m pytest"
+    assert (ROOT / "example_project" / "scrapy.cfg").is_file()
+    assert cds_outside_subshells("cd a && (cd b) && abcd c") == [0]  # it sees a bare cd
+
+
+@pytest.fixture(scope="module")
+def quick_start(tmp_path_factory, venv) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """A root where the quick start's commands ran in one shell (see the test below)."""
+    root = a_root(tmp_path_factory.mktemp("quick-start"))
+    crawl, tests = (SETUP.sub("", c) for c in quick_start_commands())
+    tests += " --collect-only -q -p no:cacheprovider"
+    script = "\n".join(f'{command}\necho "rc=$?"' for command in (tests, crawl, tests))
+    return root, bash(f"{script}\npwd", root)
+
+
+def exit_codes(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """The ``rc=N`` lines the quick-start script printed after each command."""
+    return [line for line in done.stdout.splitlines() if line.startswith("rc=")]
+
+
+def test_quick_start_commands_run_from_the_root_in_either_order(quick_start):
+    """How: in a stand-in for the root (:func:`a_root`), one ``bash -c`` runs the quick
+    start's commands as a user pastes them, in both orders (test command, example crawl,
+    test command), each followed by ``echo "rc=$?"``, then ``pwd``. Each command is the
+    README's less its install part (:data:`SETUP`: no pip or network in the suite; the venv
+    running the suite stands in for ``.venv``), and the test command gets ``--collect-only``
+    (running it would run this suite inside itself): it still starts pytest from the root
+    on the project's config and finds every test. ``.ci/quickstart`` runs the commands
+    whole, installs included, on a fresh clone.
+
+    Each command succeeds after the other, the shell ends in the root, the crawl shows its
+    stats, and nothing is installed into example_project/ (a pip run there would have made
+    example_project/.venv)."""
+    root, done = quick_start
+    assert exit_codes(done) == ["rc=0"] * 3, done.stdout[-2000:] + done.stderr[-3000:]
+    assert done.stdout.splitlines()[-1] == str(root)
+    assert len(re.findall(r"^\d+ tests collected", done.stdout, re.M)) == 2
+    assert "'simhash/duplicate': 6," in done.stderr
+    assert "'item_scraped_count': 5," in done.stderr
+    assert (root / "example_project" / ".scrapy" / "simhash" / "news" / "data.mdb").is_file()
+    assert len((root / "example_project" / "items.jsonl").read_text().splitlines()) == 5
+    assert not (root / "example_project" / ".venv").exists()
+
+
+@pytest.fixture(scope="module")
+def crawled_root(quick_start) -> Path:
+    """The root after the quick start: the example crawl's index is in it."""
+    root, done = quick_start
+    if exit_codes(done) != ["rc=0"] * 3:
+        pytest.fail("the quick start failed (see the test of the quick start)")
+    return root
+
+
+def session_steps(block: str) -> list[tuple[str, list[str]]]:
+    """A console block as (command, the lines it printed)."""
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        elif line:
+            steps[-1][1].append(line)
+    return steps
+
+
+def normalized(lines: list[str], root: Path) -> list[str]:
+    """What varies from one crawl to the next taken out: times, the port, the root, and the
+    article shown as oldest and newest."""
+    out = []
+    for line in lines:
+        line = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>", line)
+        line = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", line)
+        line = re.sub(rf"^(path: +){re.escape(str(root))}/", r"\1<root>/", line)
+        line = re.sub(r"^(path: +)/home/me/scrapy-simhash/", r"\1<root>/", line)
+        # Pages stored in one commit share a time: which is oldest or newest follows the
+        # index's order (the port again).
+        line = re.sub(r"^((?:oldest|newest): .*/news/)[\w-]+\.html$", r"\1<article>.html", line)
+        out.append(line)
+    return out
+
+
+def test_readme_sample_session_runs_as_printed(crawled_root, tmp_path):
+    """Every command of the README's sample session, as printed, from the root after the
+    example crawl: exit code 0 (or what its ``echo $?`` shows) and the output shown (times,
+    port and root aside; ``dump``'s rows in any order: the index's order depends on the
+    URLs, so on the port; ``compact`` writes to a fresh folder instead of /tmp/news.compact)."""
+    blocks = readme_blocks("Command line: `scrapy-simhash`", "console")
+    assert len(blocks) == 1
+    steps = session_steps(blocks[0])
+    assert len(steps) >= 9
+    compact_dest = str(tmp_path / "news.compact")
+    for (command, expected), (after, shown) in zip(steps, [*steps[1:], ("", [])], strict=True):
+        if command == "echo $?":
+            continue
+        done = bash(command.replace("/tmp/news.compact", compact_dest), crawled_root, 60)
+        printed = (done.stdout + done.stderr).replace(compact_dest, "/tmp/news.compact")
+        got, want = (normalized(x, crawled_root) for x in (printed.splitlines(), expected))
+        if " dump " in command:
+            got, want = got[:1] + sorted(got[1:]), want[:1] + sorted(want[1:])
+        assert got == want, command
+        assert [str(done.returncode)] == (shown if after == "echo $?" else ["0"]), command
+
+
+def test_help_examples_run_as_printed(crawled_root):
+    """The examples of ``scrapy-simhash --help``, from the root after the quick start."""
+    shown = bash(".venv/bin/scrapy-simhash --help", crawled_root, 60)
+    assert shown.returncode == 0
+    examples = shown.stdout.split("\nexamples, ", 1)[1].split("\n", 1)[1]
+    commands = [c.strip() for c in examples.replace("\\\n", " ").splitlines() if c.strip()]
+    assert len(commands) == 3 and all(c.startswith(".venv/bin/scrapy-simhash ") for c in commands)
+    for command in commands:
+        done = bash(command, crawled_root, 60)
+        assert (done.returncode, done.stderr) == (0, ""), command
+        assert done.stdout.strip(), command

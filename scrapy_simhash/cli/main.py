@@ -2,7 +2,8 @@
 
 Also run as ``python -m scrapy_simhash`` and, through Scrapy's ``scrapy.commands`` entry
 point, as ``scrapy simhash``. Exit codes: 0 on success, 1 on an expected failure (one line
-``scrapy-simhash: error: ...`` on stderr), 2 on a usage error.
+``scrapy-simhash: error: ...``, or ``scrapy simhash: error: ...``, on stderr), 2 on a usage
+error.
 """
 
 from __future__ import annotations
@@ -25,15 +26,34 @@ PROG = "scrapy-simhash"
 
 Handler = Callable[[argparse.Namespace, Output], int]
 
-_EPILOG = """\
+#: The index of the README's example crawl, as seen from the repository root.
+EXAMPLE_INDEX = "example_project/.scrapy/simhash/news"
+
+_EPILOG = f"""\
 fingerprints are 16 hex digits (0x optional) or decimal; dates are ISO 8601 UTC.
 Inspection opens the index read-only: it works while a crawl writes to it.
+INDEX is one spider's index folder, <SIMHASH_DIR>/<spider name>: by default
+.scrapy/simhash/<spider name> in the Scrapy project (inside a project, `scrapy simhash`
+also takes the spider's name).
 
-example:
-  scrapy-simhash info .scrapy/simhash
-  scrapy-simhash lookup .scrapy/simhash --html page.html
-  scrapy-simhash clusters .scrapy/simhash --jsonl > clusters.jsonl
+examples, on the README's example crawl (from the repository root, after its quick start):
+  .venv/bin/scrapy-simhash info {EXAMPLE_INDEX}
+  .venv/bin/scrapy-simhash lookup {EXAMPLE_INDEX} \\
+      --html example_project/site/wire/bike-lanes.html
+  .venv/bin/scrapy-simhash clusters {EXAMPLE_INDEX} --json
 """
+
+#: INDEX of ``scrapy simhash`` inside a project (whose own ``-h`` shows the command's
+#: description, not this parser's epilog).
+SPIDER_HELP = (
+    "a spider of this project (its index, <SIMHASH_DIR>/<spider name>, as the crawl opens it)"
+    " or an index folder; a folder of that name wins over a spider"
+)
+
+
+def _example(example: str, spiders: bool) -> str:
+    """A subcommand's example; with spiders, on a spider's index, as a project's user would."""
+    return example.replace("INDEX", "SPIDER", 1) if spiders else example
 
 
 def _output_options() -> argparse.ArgumentParser:
@@ -55,7 +75,9 @@ def _k_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+def build_parser(prog: str = PROG, spiders: bool = False) -> argparse.ArgumentParser:
+    """The parser; with ``spiders``, INDEX may also be a spider's name (``scrapy simhash``
+    inside a project), and the help says so."""
     parser = argparse.ArgumentParser(
         prog=prog,
         description="Inspect and maintain a scrapy-simhash near-duplicate index.",
@@ -76,11 +98,13 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
             parents=out,
             help=summary,
             description=summary,
-            epilog=f"example:\n  {prog} {name} {example}",
+            epilog=f"example:\n  {prog} {name} {_example(example, spiders)}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         cmd.set_defaults(handler=handler, subparser=cmd)
-        if index:
+        if index and spiders:
+            cmd.add_argument("index", metavar="SPIDER|INDEX", help=SPIDER_HELP)
+        elif index:
             cmd.add_argument("index", metavar="INDEX", help="index directory")
         return cmd
 
@@ -161,9 +185,18 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
-    """Run one command; returns the exit code (never raises, prints no traceback)."""
-    parser = build_parser(prog)
+def main(
+    argv: Sequence[str] | None = None,
+    prog: str = PROG,
+    locate: Callable[[str], str] | None = None,
+) -> int:
+    """Run one command; returns the exit code (never raises, prints no traceback).
+
+    ``locate`` turns the INDEX argument into the index folder to open (``scrapy simhash``
+    inside a project: a spider's name becomes its index; it raises :class:`CliError` with a
+    message for the user). Errors start with ``prog``, the program the user ran.
+    """
+    parser = build_parser(prog, spiders=locate is not None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error (2), already printed
@@ -176,6 +209,8 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     )
     out = Output(args.format)
     try:
+        if locate is not None and getattr(args, "index", None) is not None:
+            args.index = locate(args.index)
         code: int = args.handler(args, out)
     except CliUsage as exc:
         sub = args.subparser
@@ -183,19 +218,19 @@ def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
         sys.stderr.write(f"{sub.prog}: error: {exc}\n")
         return 2
     except CliError as exc:
-        _fail(str(exc))
+        _fail(prog, str(exc))
         return 1
     except BrokenPipeError:  # `scrapy-simhash dump INDEX | head`: the reader had enough
         _silence_stdout()
         return 0
     except KeyboardInterrupt:
-        _fail("interrupted")
+        _fail(prog, "interrupted")
         return 130
     except Exception as exc:
         if args.debug:
             logger.exception("unexpected error")
         hint = "" if args.debug else " (run with --debug for the traceback)"
-        _fail(f"unexpected {type(exc).__name__}: {exc}{hint}")
+        _fail(prog, f"unexpected {type(exc).__name__}: {exc}{hint}")
         return 1
     sys.stdout.flush()
     return code
@@ -206,6 +241,6 @@ def _silence_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def _fail(message: str) -> None:
+def _fail(prog: str, message: str) -> None:
     sys.stdout.flush()
-    sys.stderr.write(f"{PROG}: error: {message}\n")
+    sys.stderr.write(f"{prog}: error: {message}\n")

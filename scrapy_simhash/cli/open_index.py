@@ -52,7 +52,34 @@ def check_path(path: str) -> None:
     if not os.path.exists(path):
         raise CliError(f"no index at {path}")
     if not os.path.isdir(path) or not os.path.isfile(os.path.join(path, "data.mdb")):
-        raise _not_an_index(path)
+        raise _not_an_index(path, _spiders_hint(path))
+
+
+def spider_indexes(path: str) -> list[str]:
+    """The names of the subfolders of ``path`` that hold an index, sorted: ``path`` is then a
+    SIMHASH_DIR, one index per spider."""
+    try:
+        with os.scandir(path) as entries:
+            return sorted(
+                e.name
+                for e in entries
+                if e.is_dir() and os.path.isfile(os.path.join(e.path, "data.mdb"))
+            )
+    except OSError:  # not a directory, or unreadable: no hint to give
+        return []
+
+
+def _spiders_hint(path: str) -> str:
+    """Where ``path`` is a SIMHASH_DIR, the index folders to give instead: the parent folder
+    is what a user sees after a crawl, and the easiest mistake to make."""
+    names = spider_indexes(path)
+    if not names:
+        return ""
+    first = os.path.join(path, names[0])
+    if len(names) == 1:
+        return f": it holds the index of spider {names[0]}: give {first}"
+    listed = ", ".join(names)
+    return f": it holds the indexes of spiders {listed}: give one of them, such as {first}"
 
 
 @contextmanager

@@ -14,7 +14,8 @@ FORMATS = ("table", "json", "jsonl")
 
 
 class CliError(Exception):
-    """An expected failure: printed as one ``scrapy-simhash: error: ...`` line, exit code 1."""
+    """An expected failure: one line ``<program>: error: ...`` (``scrapy-simhash`` or
+    ``scrapy simhash``), exit code 1."""
 
 
 class CliUsage(Exception):

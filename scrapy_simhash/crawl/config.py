@@ -142,7 +142,7 @@ class SimhashConfig:
         d = cls()
         return cls(
             enabled=_bool(settings, "SIMHASH_ENABLED", d.enabled),
-            dir=_str(settings, "SIMHASH_DIR", d.dir),
+            dir=simhash_dir(settings),
             max_distance=_int(
                 settings, "SIMHASH_MAX_DISTANCE", d.max_distance, 0, MAX_DISTANCE_LIMIT
             ),
@@ -166,3 +166,9 @@ class SimhashConfig:
                 settings, "SIMHASH_ON_INDEX_ERROR", d.on_index_error, ON_INDEX_ERROR
             ),
         )
+
+
+def simhash_dir(settings: BaseSettings) -> str:
+    """``SIMHASH_DIR`` alone: ``scrapy simhash`` needs only it to find a spider's index, and
+    must not fail on another setting that only a crawl uses."""
+    return _str(settings, "SIMHASH_DIR", SimhashConfig.dir)

@@ -98,6 +98,16 @@ def memo_key(data: str | bytes) -> str:
     return f"#{'s' if isinstance(data, str) else 'b'}{len(data)}:{hash(data):x}"
 
 
+def index_path(simhash_dir: str, spider_name: str | None) -> str:
+    """``<SIMHASH_DIR>/<spider name>``, a relative SIMHASH_DIR being inside the project's
+    ``.scrapy`` data directory (Scrapy's ``data_path``, like ``HTTPCACHE_DIR``).
+
+    The one place that says where a spider's index lives: the crawl opens it here, and
+    ``scrapy simhash COMMAND SPIDER`` finds it here.
+    """
+    return os.path.join(data_path(simhash_dir), spider_name or "default")
+
+
 class DedupService:
     """Config, index, fingerprinter and stats of one crawl. Get it with :meth:`from_crawler`."""
 
@@ -145,10 +155,9 @@ class DedupService:
 
     @property
     def path(self) -> str:
-        """``<SIMHASH_DIR>/<spider name>``, a relative SIMHASH_DIR being inside ``.scrapy``."""
+        """This crawl's index directory (see :func:`index_path`)."""
         spider = self.crawler.spider
-        name = spider.name if spider is not None and spider.name else "default"
-        return os.path.join(data_path(self.config.dir), name)
+        return index_path(self.config.dir, spider.name if spider is not None else None)
 
     @property
     def index(self) -> SimhashIndex:
