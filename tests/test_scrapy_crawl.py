@@ -402,10 +402,11 @@ async def test_bad_inputs_are_counted_and_the_crawl_goes_on(site, tmp_path, work
 
 @deferred_f_from_coro_f
 async def test_a_bad_setting_stops_the_crawl_at_start(site, tmp_path):
-    crawler = get_crawler(SiteSpider, {**BOTH, "SIMHASH_MAX_DISTANCE": 70})
+    settings = {**BOTH, "SIMHASH_MAX_DISTANCE": 70, "SIMHASH_DIR": str(tmp_path / "simhash")}
+    crawler = get_crawler(SiteSpider, settings)
     with pytest.raises(ValueError, match=r"^SIMHASH_MAX_DISTANCE must be an integer between "):
         await crawler.crawl_async(start_url=site.url("/index.html"))
-    assert not (tmp_path / "simhash").exists()
+    assert not (tmp_path / "simhash").exists()  # no index created with the other settings
 
 
 @deferred_f_from_coro_f
