@@ -38,42 +38,48 @@ MIN_KEPT = 40
 MENU_ITEM = 4
 
 _CJK = re.compile(f"[{CJK_CHARS}]")
-# A word holds a letter: numbers (dates, times, counters) do not make a line long.
-_WORD = re.compile(rf"[^\W_{CJK_CHARS}]*[^\W\d_{CJK_CHARS}][^\W_{CJK_CHARS}]*")
+_WORD = re.compile(rf"[^\W_{CJK_CHARS}]+")
 _SEPARATOR = re.compile(r"\s[|>/·»›•]\s|[|｜>›»·•]")
 
 
 def line_size(line: str) -> int:
     """A line's length in words: words with a letter count one, CJK characters a half
     each, numbers nothing."""
-    return len(_WORD.findall(line)) + len(_CJK.findall(line)) // 2
+    words = _WORD.findall(line)
+    # numbers (dates, times, counters) do not make a line long
+    return len(words) - sum(map(str.isdecimal, words)) + len(_CJK.findall(line)) // 2
+
+
+def _judged(line: str) -> tuple[bool, int]:
+    """Whether a line is chrome, and its size in words."""
+    s = line.strip()
+    if not s:
+        return True, 0
+    size = line_size(s)
+    if size < MIN_LINE:
+        return True, size
+    separators = len(_SEPARATOR.findall(s))
+    if separators >= 2 and size / (separators + 1) <= MENU_ITEM:
+        return True, size
+    if s.startswith(("|", "- ")) and size < 2 * MIN_LINE:
+        cells = [c for c in s.split("|") if c.strip()]
+        return s.startswith("- ") or all(line_size(c) < MIN_LINE for c in cells), size
+    return False, size
 
 
 def is_chrome(line: str) -> bool:
     """Whether a line is one that site chrome forms rather than an article's prose."""
-    s = line.strip()
-    if not s:
-        return True
-    size = line_size(s)
-    if size < MIN_LINE:
-        return True
-    separators = len(_SEPARATOR.findall(s))
-    if separators >= 2 and size / (separators + 1) <= MENU_ITEM:
-        return True
-    if s.startswith(("|", "- ")) and size < 2 * MIN_LINE:
-        cells = [c for c in s.split("|") if c.strip()]
-        return s.startswith("- ") or all(line_size(c) < MIN_LINE for c in cells)
-    return False
+    return _judged(line)[0]
 
 
 def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
     """The prose lines of ``text`` in order, with the lines ``keep`` accepts, or the whole
     text when they hold fewer than :data:`MIN_KEPT` words."""
-    lines = [
-        line
-        for line in text.split("\n")
-        if not is_chrome(line) or (keep is not None and line.strip() and keep(line))
-    ]
-    if sum(map(line_size, lines)) < MIN_KEPT:
-        return text
-    return "\n".join(lines)
+    lines: list[str] = []
+    kept = 0
+    for line in text.split("\n"):
+        chrome, size = _judged(line)
+        if not chrome or (keep is not None and line.strip() and keep(line)):
+            lines.append(line)
+            kept += size
+    return "\n".join(lines) if kept >= MIN_KEPT else text

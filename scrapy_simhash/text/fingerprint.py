@@ -300,7 +300,7 @@ class Fingerprinter:
         """How many of the tokens are words (numbers do not make a text long enough)."""
         if not self.numbers:
             return len(tokens)
-        return len(tokens) - sum(map(is_number, tokens))
+        return len(tokens) - sum(map(is_number, [t for t in tokens if t[:1].isdecimal()]))
 
     def features(self, text: str | Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """Feature hashes (uint64) and their weights (float64, > 0), at most
