@@ -19,7 +19,7 @@ second and milliseconds per page:
   trafilatura Simhash   ``trafilatura.deduplication.Simhash(text).hash`` on the same texts
                         (its token-vector cache cleared before each pass)
 
-Criterion: features+simhash must cost under 15% of trafilatura's (default, not fast)
+Criterion: features+simhash must cost at most 20% of trafilatura's (default, not fast)
 extraction time per page, so that extraction stays the only large cost.
 
 Each pass is repeated ``--repeat`` times and the median is reported (wall time with
@@ -50,7 +50,7 @@ from _corpus import Page, load_pages, require_corpus
 
 from scrapy_simhash import Fingerprinter, extract_text
 
-CRITERION = 0.15
+CRITERION = 0.20
 GROUPS = ("en", "zh", "other")
 
 
@@ -268,7 +268,7 @@ def main() -> None:
             continue
         verdicts[g] = print_group(g, measure_group(ps, args.repeat))
 
-    print("\n## 15% criterion (features+simhash, cold, vs default extraction)\n")
+    print("\n## 20% criterion (features+simhash, cold, vs default extraction)\n")
     for g, ok in verdicts.items():
         print(f"- {g}: {'n/a' if ok is None else 'PASS' if ok else 'FAIL'}")
 

@@ -39,7 +39,33 @@ MIX = (
     "battery life. 分析师认为，这款手机将在海外市场与 Apple 和 Samsung 展开竞争。"
 )
 
+# Pages as extraction returns them: chrome lines around the article, dates, counters and
+# numbers that belong to the content (version 3 reads the prose lines and those numbers).
+PAGE_EN = "\n".join(
+    [
+        "World | Politics | Business | Tech | Science | Health",
+        "By Jane Smith · Published 19 November 2019, 10:45 AM · 1,234 views",
+        EN,
+        "The observatory's new telescope cost $2.4 million, and its 1.2-metre mirror collects "
+        "56% more light than the old one; tickets for the viewing nights cost $12.50.",
+        "SIGN UP FOR OUR NEWSLETTER",
+        "- Other stories from the observatory this week",
+    ]
+)
+PAGE_ZH = "\n".join(
+    [
+        "首页 | 新闻 | 体育 | 财经 | 科技",
+        "2024年11月19日 10:45 来源：新华社 阅读 1234",
+        ZH,
+        "据介绍，今年冬季全国平均气温预计比常年偏低0.5摄氏度，北方部分地区降温幅度可达8度以上，"
+        "相关部门已储备防寒物资价值约12亿元。",
+        "评论(12) 3小时前",
+    ]
+)
+
 # Fingerprints are a storage format: these values change only with FINGERPRINT_VERSION.
+# Each version's values were computed once by the code that introduced it and are pinned
+# here; a later version keeps the earlier ones reachable through options (below).
 GOLDEN = {
     1: {
         "en": 0xFA95F3FD4EAE5FD2,
@@ -50,19 +76,51 @@ GOLDEN = {
         "en": 0x545988D2AA7D51E0,
         "zh": 0xDEC886DA18B7271C,
         "mix": 0xB95CC97D5AAB2FEA,
+        # computed with VERSION_2 below, which gives version 2's three values above bit for bit
+        "page_en": 0xD60D8A71AA7F75E0,
+        "page_zh": 0x568E84DE32F7371E,
+    },
+    3: {
+        # EN and ZH are one line of prose without numbers: version 2's values
+        "en": 0x545988D2AA7D51E0,
+        "zh": 0xDEC886DA18B7271C,
+        "mix": 0xB9DC497DDAEB2FEA,  # "15" and "8" are features now
+        "page_en": 0x54598873BA6D71E0,
+        "page_zh": 0xDE88C4DA30F7273C,
     },
 }
-# Version 1's options: Charikar's simhash, position decay 150 stretched by (N/300)^0.75.
+TEXTS = {"en": EN, "zh": ZH, "mix": MIX, "page_en": PAGE_EN, "page_zh": PAGE_ZH}
+# Version 1's options: Charikar's simhash, position decay 150 stretched by (N/300)^0.75, every
+# word kept, no chrome filter, no numbers.
 VERSION_1 = Fingerprinter(
-    sketch="simhash", position_decay=150, decay_stretch=0.75, max_features=None
+    sketch="simhash",
+    position_decay=150,
+    decay_stretch=0.75,
+    max_features=None,
+    chrome=False,
+    numbers=False,
 )
+# Version 2's: the whole text read, no numbers.
+VERSION_2 = Fingerprinter(chrome=False, numbers=False)
 
 
 def test_golden_values() -> None:
-    golden = GOLDEN[FINGERPRINT_VERSION]
-    assert simhash(EN) == golden["en"]
-    assert simhash(ZH) == golden["zh"]
-    assert simhash(MIX) == golden["mix"]
+    assert FINGERPRINT_VERSION == 3
+    for name, value in GOLDEN[FINGERPRINT_VERSION].items():
+        assert simhash(TEXTS[name]) == value, name
+
+
+def test_version_2_fingerprints_are_still_computable() -> None:
+    """Without the chrome filter and the number features, version 2's fingerprints (the
+    ablation of version 3's two choices stays measurable)."""
+    for name, value in GOLDEN[2].items():
+        assert VERSION_2.simhash(TEXTS[name]) == value, name
+
+
+def test_version_3_differs_from_version_2_on_pages_with_chrome_and_numbers() -> None:
+    assert simhash(PAGE_EN) != VERSION_2.simhash(PAGE_EN)
+    assert Fingerprinter(numbers=False).simhash(PAGE_EN) != simhash(PAGE_EN)
+    assert Fingerprinter(chrome=False).simhash(PAGE_EN) != simhash(PAGE_EN)
 
 
 def test_version_1_fingerprints_are_still_computable() -> None:
@@ -139,8 +197,10 @@ def test_mixed_script_text_keeps_both_scripts() -> None:
     assert {"xiaomi", "snapdragon", "beijing", "智能手机", "分析师"} <= found
 
 
-def test_stop_words_punctuation_and_numbers_are_left_out() -> None:
+def test_stop_words_and_punctuation_are_left_out_and_years_too() -> None:
     found = Fingerprinter().content_words("The 2024 report, and the results: 3.5% growth!")
+    assert found == ["report", "results", "3.5", "growth"]
+    found = VERSION_2.content_words("The 2024 report, and the results: 3.5% growth!")
     assert found == ["report", "results", "growth"]
 
 
@@ -163,7 +223,8 @@ def test_degenerate_texts_are_too_short(text: str) -> None:
     fp = Fingerprinter()
     assert fp.is_too_short(text)
     assert fp.fingerprint(text) is None
-    assert simhash(text) == 0
+    # numbers are features but make no text long enough
+    assert (simhash(text) == 0) == (not any(c.isdigit() for c in text))
 
 
 def test_short_text_is_too_short_and_long_enough_text_is_not() -> None:

@@ -2,6 +2,8 @@
 
 * :mod:`.extract`: the main text of an HTML page (trafilatura), with the page's encoding found;
 * :mod:`.segment` and :mod:`.lexicon`: words, jieba's dictionary words for Chinese, stop words;
+* :mod:`.chrome`: the lines of a text that site chrome forms, left out before the words;
+* :mod:`.numbers`: which numbers are features (not dates, times or counters);
 * :mod:`.fingerprint`: weighted word features and the fingerprint (a storage format);
 * :mod:`.caches`: the bounded memo caches the two above share.
 

@@ -1,7 +1,16 @@
 """Text to a 64-bit fingerprint of weighted word features, compared by Hamming distance.
 
 Words are the features: runs of CJK characters are segmented with jieba, everything else is
-split into case-folded words. Stop words, punctuation and numbers are left out.
+split into case-folded words. Stop words and punctuation are left out. Numbers are features
+too (version 3), except those of dates, times, durations and counters (:mod:`.numbers`), so
+two pages that differ only in a price or a score are told apart while a copy with other dates
+or view counts is not; ``numbers=False`` leaves every number out, as version 2 did.
+
+Before the words are read, the lines that site chrome forms (menus, bylines, short link lines,
+lists of other headlines) are left out (:mod:`.chrome`, version 3): a syndicated copy in another
+site's layout then gives nearly the same words as the original. ``chrome=False`` reads the
+whole text, as version 2 did; ``Fingerprinter(chrome=False, numbers=False)`` computes version
+2's fingerprints.
 
 Each occurrence of a word counts ``(1 + position / L) ** -decay_power``: the lead of an
 article weighs more than its tail. ``L`` is ``position_decay``, stretched for texts of more
@@ -41,12 +50,14 @@ from typing import cast
 import numpy as np
 
 from .caches import make_room
+from .chrome import strip_chrome
 from .lexicon import STOP_WORDS, idf_weight, is_stop_word
+from .numbers import blank_dates, has_quantity
 from .segment import CJK_CHARS, segment_runs
 
 #: Names the algorithm (features, weights, hash). Stored in every index; an index built with
 #: another version refuses these fingerprints.
-FINGERPRINT_VERSION = 2
+FINGERPRINT_VERSION = 3
 
 BITS = 64
 _MASK = (1 << BITS) - 1
@@ -60,6 +71,14 @@ _BIT_INDEX = np.arange(BITS)
 # A token is a run of CJK ideographs/kana, or a run of other letters and digits.
 # (findall gives (run, "") or ("", word) pairs)
 _TOKEN = re.compile(rf"([{CJK_CHARS}]+)|([^\W_{CJK_CHARS}]+(?:['\u2019][^\W_{CJK_CHARS}]+)*)")
+# The same with numbers as tokens of their own: digits with their decimal and thousands
+# separators ("1,299.00", "3.5"), not attached to letters ("16gb" stays one word, as before;
+# "6.5英寸" is a number and a word).
+# (findall gives (run, "", ""), ("", number, "") or ("", "", word))
+_TOKEN_NUMBERS = re.compile(
+    rf"([{CJK_CHARS}]+)|(\d+(?:[.,]\d+)*)(?![^\W_{CJK_CHARS}])"
+    rf"|([^\W_{CJK_CHARS}]+(?:['\u2019][^\W_{CJK_CHARS}]+)*)"
+)
 # Texts are read in blocks cut at white space or CJK punctuation, and CJK runs are cut at
 # this length before jieba (a page without punctuation would otherwise be one huge run).
 _BLOCK = 1 << 16
@@ -114,24 +133,32 @@ def _is_content(token: str) -> bool:
     return not is_stop_word(token) and not token.isdecimal()  # isdecimal: all of \d
 
 
-def _block_words(block: str, content: bool) -> list[str]:
-    """The words of a normalized block in order (only content words if ``content``).
+def _block_words(block: str, content: bool, numbers: bool = False) -> list[str]:
+    """The words of a normalized block in order (only content words if ``content``; with
+    ``numbers``, also the numbers that are not dates, times or counters).
 
     All the CJK runs of the block are segmented in one call; a CJK word is a stop word only
     by the list (all its characters are CJK, never digits)."""
     runs: list[str] = []
     tokens: list[str | None] = []  # None: the next run's words go here
-    for cjk, other in _TOKEN.findall(block):
-        if cjk:
-            if len(cjk) <= _CJK_RUN_MAX:
-                runs.append(cjk)
-                tokens.append(None)
-                continue
-            for i in range(0, len(cjk), _CJK_RUN_MAX):
-                runs.append(cjk[i : i + _CJK_RUN_MAX])
-                tokens.append(None)
-        elif not content or _is_content(other):
-            tokens.append(other)
+
+    def add_run(cjk: str) -> None:
+        for i in range(0, len(cjk), _CJK_RUN_MAX):
+            runs.append(cjk[i : i + _CJK_RUN_MAX])
+            tokens.append(None)
+
+    if numbers:
+        for cjk, number, other in _TOKEN_NUMBERS.findall(blank_dates(block)):
+            if cjk:
+                add_run(cjk)
+            elif number or _is_content(other):
+                tokens.append(number or other)
+    else:
+        for cjk, other in _TOKEN.findall(block):
+            if cjk:
+                add_run(cjk)
+            elif not content or _is_content(other):
+                tokens.append(other)
     if not runs:
         return cast(list[str], tokens)  # no None without runs
     segmented = iter(segment_runs(runs))
@@ -144,6 +171,15 @@ def _block_words(block: str, content: bool) -> list[str]:
         else:
             out += next(segmented)
     return out
+
+
+def is_number(token: str) -> bool:
+    """Whether a token is a number (digits, with their separators), not a word."""
+    return token[:1].isdecimal() and token.replace(",", "").replace(".", "").isdecimal()
+
+
+def _holds_quantity(line: str) -> bool:
+    return has_quantity(normalize(line))
 
 
 def words(text: str) -> Iterator[str]:
@@ -204,14 +240,19 @@ class Fingerprinter:
     """Turns text into a 64-bit fingerprint, with the options that decide the features,
     their weights and the sketch.
 
-    ``min_words`` is the number of content words (stop words and numbers left out) below
+    ``min_words`` is the number of content words (stop words and numbers not counted) below
     which a text is too short to fingerprint: such texts give few features, and their
     fingerprints would match unrelated short pages. Callers should skip them
     (:meth:`fingerprint` returns ``None``).
 
-    ``sketch`` is ``"minhash"`` (the default, version 2) or ``"simhash"`` (Charikar's, the
-    sketch of version 1; ``Fingerprinter(sketch="simhash", position_decay=150,
-    decay_stretch=0.75, max_features=None)`` computes version 1's fingerprints).
+    ``sketch`` is ``"minhash"`` (the default, since version 2) or ``"simhash"`` (Charikar's,
+    the sketch of version 1; ``Fingerprinter(sketch="simhash", position_decay=150,
+    decay_stretch=0.75, max_features=None, chrome=False, numbers=False)`` computes version
+    1's fingerprints).
+
+    ``chrome`` leaves out the lines site chrome forms before the words are read; ``numbers``
+    makes the numbers that are not dates, times or counters features (both version 3; off,
+    version 2's fingerprints). Numbers never count towards ``min_words``.
     """
 
     min_words: int = 20
@@ -224,6 +265,8 @@ class Fingerprinter:
     weight_scale: int = 1000
     sketch: str = "minhash"
     max_features: int | None = 512
+    chrome: bool = True
+    numbers: bool = True
 
     def __post_init__(self) -> None:
         if self.min_words < 1:
@@ -240,15 +283,24 @@ class Fingerprinter:
             raise ValueError(f"max_features must be >= 1 or None, got {self.max_features}")
 
     def content_words(self, text: str) -> list[str]:
-        """The words that make features, in order: no stop words, no numbers, at most
+        """The words that make features, in order: no stop words, no numbers (with
+        ``numbers``, the numbers that are not dates, times or counters), at most
         ``max_words`` (the tail of a huge text weighs next to nothing, and this bounds the
-        work on a 10 MB page)."""
+        work on a 10 MB page). With ``chrome``, from the text's prose lines only."""
+        if self.chrome:
+            text = strip_chrome(text, keep=_holds_quantity if self.numbers else None)
         found: list[str] = []
         for block in _blocks(text):
-            found += _block_words(block, content=True)
+            found += _block_words(block, content=True, numbers=self.numbers)
             if len(found) >= self.max_words:
                 return found[: self.max_words]
         return found
+
+    def _word_count(self, tokens: list[str]) -> int:
+        """How many of the tokens are words (numbers do not make a text long enough)."""
+        if not self.numbers:
+            return len(tokens)
+        return len(tokens) - sum(map(is_number, [t for t in tokens if t[:1].isdecimal()]))
 
     def features(self, text: str | Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """Feature hashes (uint64) and their weights (float64, > 0), at most
@@ -281,16 +333,16 @@ class Fingerprinter:
         return _minhash_from(hashes, weights)
 
     def simhash(self, text: str) -> int:
-        """The 64-bit fingerprint of ``text`` (0 for a text without content words)."""
+        """The 64-bit fingerprint of ``text`` (0 for a text without features)."""
         return self._sketch(*self.features(text))
 
     def is_too_short(self, text: str) -> bool:
-        return len(self.content_words(text)) < self.min_words
+        return self._word_count(self.content_words(text)) < self.min_words
 
     def fingerprint(self, text: str) -> int | None:
         """The fingerprint, or ``None`` when the text is too short to fingerprint."""
         tokens = self.content_words(text)
-        if len(tokens) < self.min_words:
+        if self._word_count(tokens) < self.min_words:
             return None
         return self._sketch(*self.features(tokens))
 

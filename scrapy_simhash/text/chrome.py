@@ -1,0 +1,85 @@
+"""The lines of an extracted text that are the article's prose, without the site's chrome.
+
+trafilatura returns a page's main text, but a syndicated article in another site's layout
+comes back with some of that site's text around it: a section menu ("全国版 | 安徽省 | 北京市"),
+a byline and photo-credit block, a newsletter line, lists of other headlines. Those lines sit
+at the start of the text, where the position decay weighs most, and move a copy's fingerprint
+past k. Articles are written in sentences and chrome is not, so the lines chrome forms are
+left out before the words are read (``docs/quality.md``, "Surviving template chrome"):
+
+* lines under :data:`MIN_LINE` words (a CJK character counts a half: two make about a word):
+  menu entries, bylines, captions, headlines of other articles, buttons;
+* menu lines: two or more separators (``|``, ``>``, ``/``, ``·``, ``»``, single angle quotes,
+  bullets) between items of at most four words;
+* list items (``- ``) and table rows (``| ``) under twice :data:`MIN_LINE` words whose cells
+  are all short: link lists, other headlines, layout tables.
+
+Numbers count no words: a related headline with its date and time is still short. (Judging
+each cell of a table row as a line of its own was measured too: it lost Chinese layout moves.)
+
+A text with fewer than :data:`MIN_KEPT` words of prose is kept whole (a short page, a page of
+lists or tables): fingerprinting a few surviving lines would match unrelated pages. A caller
+may keep lines that a predicate accepts (the fingerprint keeps lines holding a price or a
+spec when numbers are features).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from .segment import CJK_CHARS
+
+#: A line of fewer words than this is chrome.
+MIN_LINE = 8
+#: Below this many words of prose, the whole text is kept.
+MIN_KEPT = 40
+#: Words per item, at most, in a line of menu items.
+MENU_ITEM = 4
+
+_CJK = re.compile(f"[{CJK_CHARS}]")
+_WORD = re.compile(rf"[^\W_{CJK_CHARS}]+")
+_SEPARATOR = re.compile(r"\s[|>/·»›•]\s|[|｜>›»·•]")
+
+
+def line_size(line: str) -> int:
+    """A line's length in words: words with a letter count one, CJK characters a half
+    each, numbers nothing."""
+    words = _WORD.findall(line)
+    # numbers (dates, times, counters) do not make a line long
+    return len(words) - sum(map(str.isdecimal, words)) + len(_CJK.findall(line)) // 2
+
+
+def _judged(line: str) -> tuple[bool, int]:
+    """Whether a line is chrome, and its size in words."""
+    s = line.strip()
+    if not s:
+        return True, 0
+    size = line_size(s)
+    if size < MIN_LINE:
+        return True, size
+    separators = len(_SEPARATOR.findall(s))
+    if separators >= 2 and size / (separators + 1) <= MENU_ITEM:
+        return True, size
+    if s.startswith(("|", "- ")) and size < 2 * MIN_LINE:
+        cells = [c for c in s.split("|") if c.strip()]
+        return s.startswith("- ") or all(line_size(c) < MIN_LINE for c in cells), size
+    return False, size
+
+
+def is_chrome(line: str) -> bool:
+    """Whether a line is one that site chrome forms rather than an article's prose."""
+    return _judged(line)[0]
+
+
+def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
+    """The prose lines of ``text`` in order, with the lines ``keep`` accepts, or the whole
+    text when they hold fewer than :data:`MIN_KEPT` words."""
+    lines: list[str] = []
+    kept = 0
+    for line in text.split("\n"):
+        chrome, size = _judged(line)
+        if not chrome or (keep is not None and line.strip() and keep(line)):
+            lines.append(line)
+            kept += size
+    return "\n".join(lines) if kept >= MIN_KEPT else text

@@ -1,0 +1,167 @@
+"""Which numbers of a text are features: the ones that tell two pages apart, not the ones that
+change between copies of one page.
+
+Two product pages that differ only in their price and specs, or two match reports that differ
+only in their score, are different pages; version 2 left every number out and merged them. But
+the numbers of a page also include its dates, times and counters (views, comments, "3 hours
+ago", page counts), which differ between two copies of one article crawled on other days or in
+other layouts. So a number counts, unless it sits in one of those: :func:`blank_dates` removes
+the digits of dates, times, durations and counters from a normalized (NFKC, case-folded) text
+before its words are read, and what digits remain are features.
+
+:func:`has_quantity` tells whether a line carries a measured number (a price, a size, a
+percentage, a score): the chrome filter keeps such short lines and table rows, where product
+specs live, when numbers are features.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Month names and their usual abbreviations, in the languages of the pages we see most
+# (English, German, French, Spanish, Portuguese, Italian, Dutch, Polish and Russian genitives).
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december|"
+    "jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|"
+    "januar|jänner|februar|märz|mai|juni|juli|oktober|dezember|"
+    "janvier|février|fevrier|mars|avril|juin|juillet|août|aout|septembre|octobre|novembre|"
+    "décembre|decembre|"
+    "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiembre|octubre|noviembre|"
+    "diciembre|"
+    "janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro|"
+    "gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre|"
+    "januari|februari|maart|augustus|"
+    "stycznia|lutego|marca|kwietnia|maja|czerwca|lipca|sierpnia|września|października|"
+    "listopada|grudnia|"
+    "января|февраля|марта|апреля|мая|июня|июля|августа|сентября|октября|ноября|декабря"
+)
+# Units of time: a number before one is a time, a duration or an age ("3 hours ago",
+# "5 min read", "vor 2 Stunden"), which changes from one copy or crawl of a page to the next.
+_TIME_UNITS = (
+    "seconds?|secs?|minutes?|mins?|hours?|hrs?|h|days?|weeks?|wks?|months?|years?|yrs?|"
+    "sekunden|minuten|stunden?|tagen?|wochen?|monaten?|jahren?|"
+    "secondes?|heures?|jours?|semaines?|mois|ans|"
+    "segundos?|minutos?|horas?|días?|dias?|semanas?|meses|años?|anos?|"
+    "secondi|minuti|ore|giorni|settimane|mesi|anni|"
+    "минут[ауы]?|час(?:а|ов)?|дн(?:я|ей)|недел[ьи]|месяц(?:а|ев)?|лет|год(?:а)?"
+)
+# Counters a page shows beside its text, by the word that names them.
+_COUNTERS = (
+    "comments?|views?|likes?|shares?|replies|reply|reads?|retweets?|reposts?|reactions?|"
+    "votes?|upvotes?|followers?|subscribers?|claps?|responses?|bookmarks?|favou?rites?|"
+    "downloads?|plays?|listens?|reviews?|ratings?|"
+    "kommentare?|aufrufe|commentaires?|vues|comentarios?|comentários?|commenti|visualizações"
+)
+_CJK_COUNTERS = (
+    "阅读|閱讀|评论|評論|点赞|點贊|赞|讚|浏览|瀏覽|参与|參與|转发|轉發|收藏|分享|关注|關注|"
+    "粉丝|粉絲|播放|回复|回覆|跟贴|跟帖|围观|圍觀|点击|點擊|热度|人气|人氣|조회수?|댓글"
+)
+_NUM = r"\d+(?:[.,]\d+)*"
+_ORD = r"(?:st|nd|rd|th|er|e|º|ª|\.)?"
+_DATELIKE = re.compile(
+    "|".join(
+        [
+            # 2024-11-19, 2024/11/19, 2024.11.19 (and a time after a T)
+            r"(?<![\d.,])\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:t\d{1,2}:\d{2}(?::\d{2})?)?(?!\d)",
+            # 19.11.2024, 11/19/24, 19-11-2024
+            r"(?<![\d.,])\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})(?!\d)",
+            # November 19, Nov. 19th; 19 November, 19. November, 19 de noviembre, 19 ноября
+            rf"\b(?:{_MONTHS})\.?\s*\d{{1,2}}{_ORD}(?!\d)",
+            rf"(?<![\d.,])\d{{1,2}}{_ORD}\s*(?:of\s+|de\s+)?(?:{_MONTHS})\b",
+            # times: 10:45, 10:45:12, 10.45am, 3 p.m., 14h30
+            r"(?<![\d:.,])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])",
+            r"(?<![\d.,])\d{1,2}(?:[.:]\d{2})?\s*[ap]\.?m\b\.?",
+            r"(?<![\d.,])\d{1,2}h\d{2}(?!\d)",
+            # durations and relative times: 3 hours ago, 5 min read, vor 2 Stunden
+            rf"(?<![\d.,]){_NUM}\s*(?:{_TIME_UNITS})\b",
+            # counters: 12 comments, 1.2k views, comments (12), views: 1,234
+            rf"(?<![\d.,]){_NUM}\s*[km]?\s*(?:{_COUNTERS})\b",
+            rf"\b(?:{_COUNTERS})\s*[:(]?\s*{_NUM}\s*[km]?\b",
+            # page and picture counters: page 2 of 5, photo 3/10, (1/5)
+            rf"\b(?:page|pg|photo|image|picture|pic|slide|seite|página|pagina)\.?\s*{_NUM}"
+            rf"(?:\s*(?:of|/|von|de|di)\s*{_NUM})?",
+            rf"[(\[]\s*{_NUM}\s*/\s*{_NUM}\s*[)\]]",
+            # CJK dates and times: 2024年11月19日, 11月19号, 下午3点20分, 10時30分, 3小时前
+            r"\d{1,2}\s*月\s*\d{1,2}\s*[日号號]",
+            r"\d+\s*[年月日년월일]",
+            r"\d{1,2}\s*[点點時时시]\s*(?:\d{1,2}\s*[分분])?(?:\s*\d{1,2}\s*[秒초])?",
+            r"\d+\s*(?:秒|分钟|分鐘|小时|小時|个小时|個小時|天|周|週|个月|個月|초|분|시간)",
+            # CJK counters: 阅读 1234, 评论(12), 1.2万阅读, 36人参与, 12条评论; page counts
+            rf"(?:{_CJK_COUNTERS})(?:量|数|數|次数|次數)?\s*[:：(（]?\s*{_NUM}\s*[万萬千wk]?",
+            rf"{_NUM}\s*[万萬千wk]?\s*[人次条條个個]?\s*(?:{_CJK_COUNTERS})",
+            rf"[第共]\s*{_NUM}\s*[页頁张張幅条條]",
+            rf"{_NUM}\s*/\s*{_NUM}\s*[页頁]",
+        ]
+    )
+)
+_CURRENCY = r"[$€£¥￥₹₩₽]|us\$|usd|eur|gbp|rmb|cny|rs\.?"
+# Units a measured number is written with. Words that are also common short words in some
+# language ("in", "a", "t", "l", "w", "mi") are left out: after a number they more often
+# start the next phrase than name a unit.
+_UNITS = (
+    "%|‰|°|"
+    "mm|cm|m|km|inch|inches|ft|feet|miles?|kg|g|mg|lbs?|oz|tons?|tonnes?|ml|gal|"
+    "mph|km/h|kmh|kph|hz|khz|mhz|ghz|kb|mb|gb|tb|kbps|mbps|gbps|kw|kwh|mah|wh|"
+    "px|pixels?|mp|megapixels?|fps|dpi|ppi|nits|db|rpm|cc|hp|bhp|cores?|"
+    "dollars?|euros?|pounds?|yen|yuan|usd|eur|gbp|cny|"
+    "元|美元|欧元|歐元|英镑|英鎊|日元|万元|萬元|亿元|億元|块|塊|英寸|寸|厘米|毫米|米|公里|千米|"
+    "克|千克|公斤|斤|吨|噸|升|毫升|瓦|千瓦|伏|毫安时|毫安時|毫安|像素|万像素|萬像素|核|赫兹|帧|幀|"
+    "平方米|平米|度|円|원"
+)
+# Units after which a four-digit number is a size or a price, not a year ("2048 GB").
+_YEAR_UNITS = (
+    "%|gb|mb|tb|mah|mm|cm|km|kg|px|pixels?|mhz|ghz|dollars?|euros?|yuan|元|美元|毫安时|像素"
+)
+# A year on its own (in a byline, a copyright line); not a price or a size that looks like one.
+_YEAR = re.compile(
+    rf"(?<![\d.,$€£¥￥₹₩₽])(?:1[89]|20)\d\d(?![\d.,]?\d)(?!\s*(?:{_YEAR_UNITS})(?![^\W\d_]))"
+)
+_DIGITS = re.compile(r"\d+(?:st|nd|rd|th)?")
+_DIGIT = re.compile(r"\d+")
+# Characters either side of a digit that the date and counter patterns may read.
+_MARGIN = 40
+_QUANTITY = re.compile(
+    rf"(?:{_CURRENCY})\s*\d"
+    rf"|\d\s*(?:{_UNITS})(?![^\W\d_])"
+    r"|(?<![\d.,])\d+[.,]\d+(?![\d.,]?\d)"
+    r"|(?<![\d.,:])\d{1,3}\s*(?:-|–|:|比)\s*\d{1,3}(?![\d.,:])"
+)
+
+
+def _blank(match: re.Match[str]) -> str:
+    return _DIGITS.sub(" ", match.group())
+
+
+def blank_dates(text: str) -> str:
+    """``text`` (normalized: NFKC, case-folded) with the digits of its dates, times, years,
+    durations and counters replaced by spaces, so that what digits remain are the numbers
+    that belong to the page's content. Words are left in place.
+
+    The patterns only read the text around digits: one alternation of them tried at every
+    position of a page costs more than its segmentation, so they run on windows of
+    :data:`_MARGIN` characters either side of each stretch of digits (wider than any
+    pattern reaches from a digit)."""
+    runs = [m.span() for m in _DIGIT.finditer(text)]
+    if not runs:
+        return text
+    pieces: list[str] = []
+    done = 0  # text[:done] is in pieces
+    begin, end = runs[0]
+    for start, stop in [*runs[1:], (len(text) + 2 * _MARGIN + 1, 0)]:
+        if start - end <= 2 * _MARGIN:  # the same window
+            end = stop
+            continue
+        lo, hi = max(done, begin - _MARGIN), min(len(text), end + _MARGIN)
+        pieces += [text[done:lo], _YEAR.sub(" ", _DATELIKE.sub(_blank, text[lo:hi]))]
+        done = hi
+        begin, end = start, stop
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def has_quantity(line: str) -> bool:
+    """Whether a line (normalized) holds a measured number once its dates and counters are
+    left out: a price, a number with a unit or a percent sign, a decimal, a score."""
+    if not any(c.isdigit() for c in line):
+        return False
+    return _QUANTITY.search(blank_dates(line)) is not None

@@ -1,0 +1,217 @@
+"""The chrome-line filter and the number rules of fingerprint version 3: what they leave out,
+what they keep, in English and Chinese."""
+
+from __future__ import annotations
+
+import pytest
+
+from scrapy_simhash import Fingerprinter, hamming
+from scrapy_simhash.text.chrome import MIN_KEPT, is_chrome, line_size, strip_chrome
+from scrapy_simhash.text.fingerprint import normalize
+from scrapy_simhash.text.numbers import blank_dates, has_quantity
+
+PROSE_EN = (
+    "The city council voted on Tuesday to extend the tram line across the river, ending a "
+    "debate that had divided the neighbourhoods on both banks for more than a decade."
+)
+PROSE_ZH = (
+    "市政府周二召开新闻发布会，宣布将在明年春季启动老城区供水管网改造工程，预计惠及沿线居民。"
+)
+
+
+# ---------------------------------------------------------------- chrome lines
+
+
+def test_line_size_counts_words_cjk_halves_and_no_numbers() -> None:
+    assert line_size("one two three") == 3
+    assert line_size("国家气象中心") == 3  # six characters, about three words
+    assert line_size("2019-09-09 19:28 12 comments") == 1  # numbers make no words
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",
+        "Sign up for our newsletter",  # short
+        "By Jane Smith, AFP/Getty Images",
+        "全国版 | 安徽省 | 北京市 | 天津市 | 河北省 | 山西省",  # a menu
+        "Home > World > Europe > Politics > Elections > Results",
+        "News · Sport · Business · Culture · Travel · Opinion · Video",
+        "- Ten things to know about the tram line before it opens",  # a list item
+        "- 国旗在小桥流水的古镇飘扬 2019-09-09 18:38",  # a headline with its date
+        "| Home | World news | Business and markets | Sport results |",  # a link table
+        "热点新闻",
+        "  - 万元背包遗落请店方暂存，4个月后竟然被扔了… 2019-09-09 19:28 中国雷人秀",
+    ],
+)
+def test_chrome_lines_are_recognised(line: str) -> None:
+    assert is_chrome(line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        PROSE_EN,
+        PROSE_ZH,
+        "He said the plan, first proposed in 2009, would cost less than the bridge it replaces.",
+        # a sentence with a slash or two is still prose
+        "Residents of the east and west banks and/or their representatives will vote in June.",
+        "- The new line will run every six minutes at peak hours and every ten in the evening "
+        "from the central station to the airport.",
+    ],
+)
+def test_prose_lines_are_kept(line: str) -> None:
+    assert not is_chrome(line)
+
+
+def test_strip_chrome_keeps_the_prose_in_order() -> None:
+    text = "\n".join(
+        ["Home | News | Sport | Weather", "By Jane Smith", PROSE_EN, "Share this", PROSE_EN * 2]
+    )
+    assert strip_chrome(text) == "\n".join([PROSE_EN, PROSE_EN * 2])
+    zh = "\n".join(["首页 | 新闻 | 体育 | 财经", "2024年11月19日 10:45 来源：新华社", PROSE_ZH * 3])
+    assert strip_chrome(zh) == PROSE_ZH * 3
+
+
+def test_a_text_with_too_little_prose_is_kept_whole() -> None:
+    text = "\n".join(["Home | News | Sport | Weather", PROSE_EN, "Share this"])
+    assert line_size(PROSE_EN) < MIN_KEPT
+    assert strip_chrome(text) == text
+
+
+def test_lines_a_caller_keeps_survive() -> None:
+    text = "\n".join([PROSE_EN * 2, "| Price | $1,299.00 |", "| Colour | Blue |"])
+    assert strip_chrome(text) == PROSE_EN * 2
+    kept = strip_chrome(text, keep=lambda line: "$" in line)
+    assert kept == "\n".join([PROSE_EN * 2, "| Price | $1,299.00 |"])
+
+
+def test_chrome_around_an_article_does_not_move_its_fingerprint() -> None:
+    article = "\n".join([PROSE_EN, PROSE_EN.replace("Tuesday", "Monday"), PROSE_EN * 2])
+    in_layout = "\n".join(
+        [
+            "World | Politics | Business | Tech | Science | Health | Sport",
+            "By Jane Smith and John Doe, Reuters",
+            "Photo: AFP/Getty Images",
+            article,
+            "SIGN UP FOR OUR NEWSLETTER",
+            "- Other story about the weather this week",
+            "- Another story about the elections",
+        ]
+    )
+    assert hamming(Fingerprinter().simhash(article), Fingerprinter().simhash(in_layout)) == 0
+    assert Fingerprinter(chrome=False).simhash(article) != (
+        Fingerprinter(chrome=False).simhash(in_layout)
+    )
+
+
+# ---------------------------------------------------------------- numbers
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "published 19 november 2019, 10:45 am",
+        "nov. 19th, 2019",
+        "2019-11-19t10:45:00",
+        "19.11.2019 um 10:45",
+        "updated 3 hours ago · 5 min read",
+        "1,234 views, 12 comments, 1.2k likes",
+        "comments (12) views: 1,234",
+        "page 2 of 5",
+        "photo (3/10)",
+        "© 2024 the company",
+        "19 de noviembre de 2024",
+        "vor 3 stunden",
+        "2024年11月19日 下午3点20分",
+        "11月19号 10:45",
+        "3小时前 阅读 1.2万 评论(36) 36人参与 12条评论",
+        "第2页 共5页",
+    ],
+)
+def test_dates_times_and_counters_are_not_numbers(text: str) -> None:
+    assert not any(c.isdigit() for c in blank_dates(normalize(text)))
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("price: $1,299.00", ["1,299.00"]),
+        ("a 16.5 inch screen and 2048 gb of storage", ["16.5", "2048"]),
+        ("final score: harbor city 3, riverside 1", ["3", "1"]),
+        ("56% of voters", ["56"]),
+        ("the vector 19 laptop", ["19"]),
+        ("售价¥5999，运行内存16gb，屏幕尺寸6.5英寸", ["5999", "6.5"]),
+        ("全场比分3比1，射门23次", ["3", "1", "23"]),
+    ],
+)
+def test_content_numbers_are_features(text: str, kept: list[str]) -> None:
+    words = Fingerprinter(chrome=False).content_words(text)
+    assert [w for w in words if w[0].isdigit() and not w[-1].isalpha()] == kept
+
+
+def test_dates_keep_their_words_and_lose_their_digits() -> None:
+    words = Fingerprinter(chrome=False).content_words("Updated Nov. 19, 2024, 3 hours ago")
+    assert words == ["updated", "nov", "hours", "ago"]
+
+
+@pytest.mark.parametrize(
+    ("line", "quantity"),
+    [
+        ("| Price | $2,390.36 |", True),
+        ("| Memory | 16 GB |", True),
+        ("Battery: 5039 mAh", True),
+        ("| 价格 | ¥5999 |", True),
+        ("| 屏幕尺寸 | 6.5英寸 |", True),
+        ("湖人 102-98 勇士", True),
+        ("| Warranty | 5 years |", False),  # a duration
+        ("Published 19 November 2019, 10:45", False),
+        ("阅读 1234 评论 56", False),
+        ("Home | News | Sport", False),
+        ("Top 10 stories", False),
+    ],
+)
+def test_lines_holding_a_quantity(line: str, quantity: bool) -> None:
+    assert has_quantity(normalize(line)) is quantity
+
+
+def _product(price: str, memory: str, screen: str) -> str:
+    intro = (
+        "The Brightfield Vector is a laptop for everyday work and travel, with a bright "
+        "display, a quiet keyboard and a battery that lasts a full working day away from "
+        "a desk. Free delivery within a few working days, and returns are accepted for "
+        "a month after purchase."
+    )
+    rows = [
+        f"| Price | {price} |",
+        f"| Memory | {memory} |",
+        f"| Screen size | {screen} |",
+        "| Warranty | 2 years |",
+    ]
+    return "\n".join([intro, "Technical specifications", *rows])
+
+
+def test_pages_that_differ_in_their_numbers_are_told_apart() -> None:
+    a = _product("$1,299.00", "16 GB", "15.6 inches")
+    b = _product("$899.00", "8 GB", "13.3 inches")
+    assert Fingerprinter().simhash(a) != Fingerprinter().simhash(b)
+    # version 2's behaviour: numbers are not features, the pages are the same
+    v2 = Fingerprinter(numbers=False)
+    assert v2.simhash(a) == v2.simhash(b)
+
+
+def test_pages_that_differ_in_their_dates_and_counters_are_the_same() -> None:
+    body = "\n".join([PROSE_EN, PROSE_EN.replace("Tuesday", "Monday"), PROSE_EN * 2])
+    a = f"Published 19 November 2019, 10:45 AM · 1,234 views\n{body}\n12 comments"
+    b = f"Published 21 November 2019, 08:02 PM · 5,678 views\n{body}\n31 comments"
+    assert Fingerprinter(chrome=False).simhash(a) == Fingerprinter(chrome=False).simhash(b)
+    zh_body = PROSE_ZH * 3
+    a = f"2024年11月19日 10:45 阅读 1234\n{zh_body}\n评论(12) 3小时前"
+    b = f"2024年11月21日 08:02 阅读 5678\n{zh_body}\n评论(31) 5小时前"
+    assert Fingerprinter(chrome=False).simhash(a) == Fingerprinter(chrome=False).simhash(b)
+
+
+def test_numbers_do_not_make_a_text_long_enough() -> None:
+    text = "Prices: " + " ".join(f"${n}.99" for n in range(100)) + " only today"
+    assert Fingerprinter(min_words=5).is_too_short(text)
+    assert Fingerprinter(min_words=5).fingerprint(text) is None
