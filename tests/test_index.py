@@ -699,7 +699,7 @@ def test_verify_names_damage_to_the_recent_tables(tmp_path):
             main.remove(txn, 2 << 40)  # the same
             ix._add_to_tables(txn, 1 << 40)  # in both
             key, value = recent.codec.split(recent.plans[1].forward(6 << 40))
-            bucket = txn.get(recent.spaces[1], key)  # lost from one recent table
+            bucket = txn.get(key, db=recent.spaces[1])  # lost from one recent table
             txn.put(recent.spaces[1], key, recent.codec.removed(bucket, value) or b"\0")
         problems = ix.verify()
     assert f"table 0 holds {1 << 40:#018x}, in the other level" in problems

@@ -48,7 +48,7 @@ class Documents:
     def link(self, txn: Txn, fingerprint: int, docid: bytes) -> bool:
         """Attach a document to a fingerprint; True if the fingerprint is new."""
         fpb = fp_bytes(fingerprint)
-        new = txn.get(self.links, fpb) is None
+        new = txn.get(fpb, db=self.links) is None
         txn.put(self.links, fpb, docid)
         return new
 
@@ -57,7 +57,7 @@ class Documents:
         (then taken out of the tables)."""
         fpb = fp_bytes(fingerprint)
         txn.delete(self.links, fpb, docid)
-        if txn.get(self.links, fpb) is None:
+        if txn.get(fpb, db=self.links) is None:
             self._removed(txn, fingerprint)
             return True
         return False
@@ -74,7 +74,7 @@ class Documents:
         """Insert or replace one document; True if its fingerprint is new to the index (then
         added to the tables unless ``tables`` is False)."""
         docid = doc_id(key)
-        old = txn.get(self.docs, docid)
+        old = txn.get(docid, db=self.docs)
         seen = now if entry.seen is None else entry.seen
         old_fp = None
         if old is not None:
@@ -109,7 +109,7 @@ class Documents:
             for docid in txn.values(self.links, fp_bytes(fingerprint)):
                 if docid == exclude:
                     continue
-                data = txn.get(self.docs, docid)
+                data = txn.get(docid, db=self.docs)
                 if data is None:
                     continue
                 _, key, record = decode_doc(data)
@@ -118,7 +118,7 @@ class Documents:
         return matches
 
     def get(self, txn: Txn, key: str) -> Match | None:
-        data = txn.get(self.docs, doc_id(key))
+        data = txn.get(doc_id(key), db=self.docs)
         if data is None:
             return None
         fingerprint, key, record = decode_doc(data)

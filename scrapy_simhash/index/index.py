@@ -189,11 +189,9 @@ class SimhashIndex:
             self._open_spaces()
         return storage
 
-    @contextmanager
-    def _read(self) -> Iterator[Txn]:
+    def _read(self) -> AbstractContextManager[Txn]:
         self._live()
-        with self._tx.read() as txn:
-            yield txn
+        return self._tx.read()
 
     def _write(self, single: bool = False) -> AbstractContextManager[Txn]:
         self._live()
@@ -381,7 +379,7 @@ class SimhashIndex:
         if not isinstance(key, str) or not key:
             return False
         with self._read() as txn:
-            return txn.get(self._docs.docs, doc_id(key)) is not None
+            return txn.get(doc_id(key), db=self._docs.docs) is not None
 
     def items(self) -> Iterator[Match]:
         """Every stored document (distance 0), streamed in short read transactions."""
@@ -424,7 +422,7 @@ class SimhashIndex:
                     docids.setdefault(fp, []).append(docid)
             with self._read() as txn:
                 return {
-                    fp: sorted(decode_doc(txn.get(self._docs.docs, d))[1] for d in group)
+                    fp: sorted(decode_doc(txn.get(d, db=self._docs.docs))[1] for d in group)
                     for fp, group in docids.items()
                 }
 

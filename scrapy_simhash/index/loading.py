@@ -38,7 +38,7 @@ def load(txn: Txn, docs: Documents, levels: Levels, batch: Prepared, ahead: Ahea
     new_fps: list[int] = []
     now = time.time()
     for i, docid in enumerate(batch.docids()):
-        if txn.get(docs.docs, docid) is None:
+        if txn.get(docid, db=docs.docs) is None:
             fresh.append(i)
             continue
         fp, key, record = batch.item(i)
@@ -53,7 +53,7 @@ def load(txn: Txn, docs: Documents, levels: Levels, batch: Prepared, ahead: Ahea
         [
             f
             for f, b in zip(new.tolist(), fingerprint_bytes(new), strict=True)
-            if txn.get(docs.links, b) is None
+            if txn.get(b, db=docs.links) is None
         ],
         dtype=np.uint64,
     )

@@ -23,7 +23,7 @@ def quick_check(txn: Txn, docs: Documents, levels: Levels) -> None:
     the first and last items of the documents and of every table are well formed. Raises
     :class:`DamagedIndexError` naming what is wrong (``verify`` checks everything)."""
     for name in (COUNT, RECENT):
-        value = txn.get(levels.meta, name)
+        value = txn.get(name, db=levels.meta)
         if value is not None and not bytes(value).isdigit():
             raise DamagedIndexError(f"index damaged: its count {name.decode()!r} is {value!r}")
     for docid, data in _ends(txn, docs.docs):
@@ -129,13 +129,13 @@ def _link_problems(txn: Txn, docs: Documents, wanted: np.ndarray, held: list[byt
     for pair in pairs:
         if pair not in stored:
             fingerprint = int.from_bytes(pair[:8], "big")
-            _, key = decode_key(txn.get(docs.docs, pair[8:]))
+            _, key = decode_key(txn.get(pair[8:], db=docs.docs))
             problems.append(f"document {key!r} is not linked to {fingerprint:#018x}")
     expected = set(pairs)
     for pair in held:
         if pair not in expected:
             fingerprint = int.from_bytes(pair[:8], "big")
-            if txn.get(docs.docs, pair[8:]) is None:
+            if txn.get(pair[8:], db=docs.docs) is None:
                 problems.append(f"fingerprint {fingerprint:#018x} links a missing document")
             else:
                 problems.append(f"fingerprint {fingerprint:#018x} links another's document")

@@ -58,8 +58,10 @@ class Txn(Protocol):
     """A transaction: reads see its own writes, and nothing of it is seen by others before
     it commits."""
 
-    def get(self, space: Space, key: bytes) -> bytes | None:
-        """The value of ``key`` (the first of a multi space's values), or None."""
+    def get(self, key: bytes, db: Space) -> bytes | None:
+        """The value of ``key`` in the space ``db`` (the first of a multi space's values), or
+        None. The one call with the key first and the space as ``db=``: a probe makes it for
+        every table, and LMDB's transactions take it in that form, without a wrapper."""
 
     def put(self, space: Space, key: bytes, value: bytes) -> None:
         """Set ``key`` (add ``value`` to a multi space's values)."""

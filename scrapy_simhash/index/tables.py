@@ -61,7 +61,7 @@ def check_added(added: int, expected: int, what: str) -> None:
 
 
 def read_count(txn: Txn, meta: Space, name: bytes = COUNT) -> int:
-    return int(txn.get(meta, name) or b"0")
+    return int(txn.get(name, db=meta) or b"0")
 
 
 def add_count(txn: Txn, meta: Space, delta: int, name: bytes = COUNT) -> int:
@@ -102,7 +102,7 @@ class Tables:
             shift = 64 - plan.prefix_bits
             if shift <= vshift:
                 # The prefix covers the bucket key: one bucket, bisected to the prefix.
-                bucket = get(space, (permuted >> vshift).to_bytes(key_bytes, "big"))
+                bucket = get((permuted >> vshift).to_bytes(key_bytes, "big"), db=space)
                 if bucket is None:
                     continue
                 high = (permuted >> vshift) << vshift
@@ -164,7 +164,7 @@ class Tables:
         split, added = self.codec.split, self.codec.added
         for plan, space in self:
             key, value = split(plan.forward(fingerprint))
-            bucket = added(txn.get(space, key), value)
+            bucket = added(txn.get(key, db=space), value)
             if bucket is not None:
                 txn.put(space, key, bucket)
 
@@ -173,7 +173,7 @@ class Tables:
         split, removed = self.codec.split, self.codec.removed
         for i, (plan, space) in enumerate(self):
             key, value = split(plan.forward(fingerprint))
-            old = txn.get(space, key)
+            old = txn.get(key, db=space)
             bucket = None if old is None else removed(old, value)
             if bucket:
                 txn.put(space, key, bucket)
@@ -200,7 +200,7 @@ class Tables:
             while i < len(permuted):
                 high = permuted[i] >> shift
                 key = high.to_bytes(codec.key_bytes, "big")
-                bucket = txn.get(space, key)
+                bucket = txn.get(key, db=space)
                 while i < len(permuted) and permuted[i] >> shift == high:
                     bucket = added(bucket, permuted[i] & codec.value_mask) or bucket
                     i += 1
@@ -228,7 +228,7 @@ class Tables:
         raw = keys.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - width :]
         old = []
         for key in raw.copy().view(f"V{width}").ravel().tolist():
-            bucket = txn.get(space, key)
+            bucket = txn.get(key, db=space)
             if bucket is not None:
                 old.append((key, bucket))
         return np.sort(np.concatenate([bucket_values(old, codec), permuted]))
@@ -309,10 +309,10 @@ class Levels:
     def merging(self, txn: Txn) -> tuple[np.ndarray, int] | None:
         """The fingerprints being merged into the main tables, sorted, and how many main
         tables hold them already; None between merges."""
-        merging = txn.get(self.meta, MERGING)
+        merging = txn.get(MERGING, db=self.meta)
         if merging is None:
             return None
-        done = int(txn.get(self.meta, MERGED) or b"0")
+        done = int(txn.get(MERGED, db=self.meta) or b"0")
         return np.frombuffer(merging, dtype=">u8").astype(np.uint64), done
 
     def _counted(self, txn: Txn, added: int, recent: bool) -> None:

@@ -9,7 +9,7 @@ a time: random single inserts would otherwise rewrite a bucket per table each.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 import numpy as np
 
@@ -37,13 +37,11 @@ class Transactions:
         self.batch = None
         self.pending.take()
 
-    @contextmanager
-    def read(self) -> Iterator[Txn]:
+    def read(self) -> AbstractContextManager[Txn]:
+        """A read transaction for a ``with`` block: the batch's own while one is open."""
         if self.batch is not None:
-            yield self.batch
-            return
-        with self.storage.read() as txn:
-            yield txn
+            return nullcontext(self.batch)
+        return self.storage.read()
 
     @contextmanager
     def write(self, single: bool = False) -> Iterator[Txn]:
