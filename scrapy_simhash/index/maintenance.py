@@ -1,7 +1,7 @@
 """Checking an index: ``verify``'s rules, written against the storage interface.
 
-A healthy index has every document linked to its fingerprint and every link to its
-document; the fingerprint count equal to the distinct fingerprints linked; every recent table
+A healthy index has every document record decodable (its key, first-seen time and JSON) and
+linked to its fingerprint, and every link to its document; the fingerprint count equal to the distinct fingerprints linked; every recent table
 holding the same fingerprints (those counted as recent); every main table holding the linked
 fingerprints the recent ones do not, and those before a merge's ``done`` the merge's
 fingerprints too; and every bucket well formed and sorted.
@@ -68,7 +68,11 @@ def verify(txn: Txn, docs: Documents, levels: Levels) -> list[str]:
     fingerprints = []
     ids = []
     for docid, data in txn.scan(docs.docs):
-        fingerprint, key = decode_key(data)
+        try:
+            fingerprint, key, _ = decode_doc(data)  # the whole record, as every read decodes it
+        except DamagedIndexError as exc:
+            problems.append(f"document {bytes(docid).hex()}: {exc}")
+            continue
         if doc_id(key) != docid:
             problems.append(f"document {key!r} is stored under another id")
         fingerprints.append(fingerprint)
