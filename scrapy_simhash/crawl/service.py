@@ -278,8 +278,11 @@ class DedupService:
         """The decision for the page at ``url`` in this crawl: remembered, or (once forgotten)
         an index entry this crawl stored."""
         decision = self.recall(url)
-        if decision is None and self._index is not None:
-            stored = self._index.get(url)
+        if decision is None and self._index is not None and not self.writes.given_up:
+            try:
+                stored = self._index.get(url)
+            except STORAGE_ERRORS:  # the page is decided again, where errors are handled
+                return None
             if stored is not None and stored.record.get("run") == self.run:
                 decision = Decision(fingerprint=stored.fingerprint)
         return decision
