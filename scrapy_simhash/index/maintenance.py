@@ -1,10 +1,11 @@
 """Checking an index: ``verify``'s rules, written against the storage interface.
 
 A healthy index has every document record decodable (its key, first-seen time and JSON) and
-linked to its fingerprint, and every link to its document; the fingerprint count equal to the distinct fingerprints linked; every recent table
-holding the same fingerprints (those counted as recent); every main table holding the linked
-fingerprints the recent ones do not, and those before a merge's ``done`` the merge's
-fingerprints too; and every bucket well formed and sorted.
+linked to its fingerprint, and every link to its document; the fingerprint count equal to the
+distinct fingerprints linked; every recent table holding the same fingerprints (those counted
+as recent); every main table holding the linked fingerprints the recent ones do not, and
+those before a merge's ``done`` the merge's fingerprints too; and every bucket well formed and
+sorted.
 """
 
 from __future__ import annotations
