@@ -143,9 +143,8 @@ class SimhashIndex:
         with storage.read() as txn:
             stored = {bytes(k): v for k, v in txn.scan(meta)}
         if stored and reset:
-            storage.space(DOCS)
-            storage.space(LINKS, multi=True)
-            storage.drop([name for name in storage.space_names() if is_table(name)])
+            tables = [name for name in storage.space_names() if is_table(name)]
+            storage.drop(tables, [meta, storage.space(DOCS), storage.space(LINKS, multi=True)])
             logger.info("reset index %s", self.path)
             stored = {}
         if stored:
@@ -218,8 +217,6 @@ class SimhashIndex:
         """
         if commit_every < 1:
             raise ValueError(f"commit_every must be >= 1, got {commit_every}")
-        if self._tx.batch is not None:
-            raise RuntimeError("batch() blocks do not nest")
         self._live()
         if self.readonly:
             raise ValueError(f"index {self.path!r} is open read-only")

@@ -257,18 +257,16 @@ class LmdbStorage:
     def abort(self, txn: LmdbTxn) -> None:
         txn.raw.abort()
 
-    def drop(self, names: Iterable[bytes]) -> None:
-        """Delete the spaces ``names`` and empty every other space opened so far."""
+    def drop(self, names: Iterable[bytes], empty: Iterable[Any]) -> None:
         shared = self._shared
         if shared.refs > 1:
             raise ValueError(f"cannot reset {self.path!r}: it is open elsewhere in this process")
         names = list(names)
-        emptied = [handle for name, handle in shared.dbs.items() if name not in names]
         # Handles are opened before the write transaction: opening one takes a transaction.
         multi = {"dupsort": True, "dupfixed": True}
         deleted = [shared.db(name, **multi) for name in names]
         with self.env.begin(write=True) as txn:
-            for handle in emptied:
+            for handle in empty:
                 txn.drop(handle, delete=False)
             for handle in deleted:
                 txn.drop(handle, delete=True)

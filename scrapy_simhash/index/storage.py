@@ -126,8 +126,9 @@ class Storage(Protocol):
 
     def abort(self, txn: Txn) -> None: ...
 
-    def drop(self, names: Iterable[bytes]) -> None:
-        """Delete the spaces ``names`` and empty the others, in one write transaction."""
+    def drop(self, names: Iterable[bytes], empty: Iterable[Space]) -> None:
+        """Delete the spaces ``names`` and empty the spaces ``empty`` (handles), in one
+        write transaction."""
 
     def usage(self) -> dict[str, int]:
         """Disk and memory use: ``bytes_on_disk``, ``file_size``, ``map_size``,

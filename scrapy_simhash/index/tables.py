@@ -18,7 +18,7 @@ how many main tables have them): it survives a crash, and another process carrie
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -85,7 +85,7 @@ class Tables:
         """Tables ``start`` to ``stop`` (excluded) of this level."""
         return Tables(self.name, self.plans[start:stop], self.spaces[start:stop], self.codec)
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[tuple[TablePlan, Space]]:
         return iter(zip(self.plans, self.spaces, strict=True))
 
     # -- reading ---------------------------------------------------------------------------
