@@ -13,6 +13,7 @@ import random
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -88,7 +89,9 @@ def _pages() -> dict[str, tuple[int, str, bytes]]:
     return routes
 
 
-def _mount_tmpfs(where: Path, size: str) -> Path:
+@contextmanager
+def _tmpfs(where: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` mounted at ``where`` for the block (skips the test unless root)."""
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs needs root (CI runs as root)")
     where.mkdir()
@@ -99,27 +102,24 @@ def _mount_tmpfs(where: Path, size: str) -> Path:
     )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    return where
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
 
 
 @pytest.fixture
 def small_disk(tmp_path) -> Iterator[Path]:
     """A 160 KiB tmpfs: room for the index's first few dozen entries, not for all."""
-    mount = _mount_tmpfs(tmp_path / "disk", "160k")
-    try:
+    with _tmpfs(tmp_path / "disk", "160k") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 @pytest.fixture
 def disk(tmp_path) -> Iterator[Path]:
     """A 640 KiB tmpfs: room for the whole crawl's index."""
-    mount = _mount_tmpfs(tmp_path / "disk", "640k")
-    try:
+    with _tmpfs(tmp_path / "disk", "640k") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 async def _crawl_on(disk: Path, site, routes, on_error: str, caplog, monkeypatch):
