@@ -8,8 +8,6 @@ ROBOTSTXT_OBEY = True
 USER_AGENT = "scrapy-simhash-example (+https://github.com/scrapy-simhash)"
 CONCURRENT_REQUESTS_PER_DOMAIN = 4
 DOWNLOAD_DELAY = 0
-# The bundled site, one page at a time (the spider puts its requests in this slot).
-DOWNLOAD_SLOTS = {"bundled-site": {"concurrency": 1, "delay": 0}}
 FEED_EXPORT_ENCODING = "utf-8"
 
 # Near-duplicate detection: the add-on adds SimhashMiddleware (543) and SimhashPipeline (200).

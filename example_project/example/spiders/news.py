@@ -16,11 +16,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import scrapy
+from scrapy import signals
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import HtmlResponse
 
 SITE = Path(__file__).resolve().parents[2] / "site"
-#: The download slot of the bundled site's pages (see settings.DOWNLOAD_SLOTS).
-BUNDLED_SLOT = "bundled-site"
+#: The bundled site's own articles; every other page it links to is a copy of one of them.
+ARTICLES = "/news/"
+
+
+def _is_article(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.path.startswith(ARTICLES) and not parts.query
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
@@ -37,6 +44,13 @@ class NewsSpider(scrapy.Spider):
         # Set here: the offsite middleware reads it when the spider opens, before start().
         self.allowed_domains = [urlsplit(start_url).hostname if start_url else "127.0.0.1"]
         self._server: ThreadingHTTPServer | None = None
+        self._later: list[scrapy.Request] = []
+
+    @classmethod
+    def from_crawler(cls, crawler, *args: Any, **kwargs: Any):
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        crawler.signals.connect(spider._crawl_the_rest, signal=signals.spider_idle)
+        return spider
 
     async def start(self):
         url = self.start_url or self._serve_bundled_site()
@@ -53,15 +67,25 @@ class NewsSpider(scrapy.Spider):
         return f"http://{host}:{port}/index.html"
 
     def parse(self, response):
-        """The start page: follow its links, first links first."""
+        """The start page: follow its links. On the bundled site, the articles first, and the
+        pages that copy them once every article is decided: which of two copies is kept is the
+        one decided first, and a crawl that fetches pages in parallel (with retries) decides
+        them in no fixed order."""
         yield from self.parse_page(response)
-        links = response.css("a::attr(href)").getall()
-        # The bundled site is fetched one page at a time (settings.DOWNLOAD_SLOTS), so that its
-        # pages reach the dedup in the order of their links: the articles come first and are
-        # kept, their copies after them are dropped.
-        meta = {} if self.start_url else {"download_slot": BUNDLED_SLOT}
-        for i, href in enumerate(links):
-            yield response.follow(href, self.parse_page, priority=len(links) - i, meta=meta)
+        for request in response.follow_all(css="a", callback=self.parse_page):
+            if self.start_url is None and not _is_article(request.url):
+                self._later.append(request)
+            else:
+                yield request
+
+    def _crawl_the_rest(self) -> None:
+        """``spider_idle``: every article is decided; now the copies."""
+        if not self._later:
+            return
+        for request in self._later:
+            self.crawler.engine.crawl(request)
+        self._later = []
+        raise DontCloseSpider
 
     def parse_page(self, response):
         if not isinstance(response, HtmlResponse):
