@@ -23,7 +23,7 @@ from scrapy_simhash.crawl.middleware import SimhashMiddleware
 from scrapy_simhash.index import FORMAT_VERSION, SimhashIndex
 from scrapy_simhash.text.extract import extract_text
 from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION, Fingerprinter
-from tests.test_scrapy_crawl import ARTICLES, SiteSpider  # the loopback site's crawl
+from tests.test_scrapy_crawl import ARTICLES, COPIES, SiteSpider  # the loopback site's crawl
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "example_project" / "site"
@@ -230,7 +230,10 @@ def test_lookup_jsonl_and_no_match(capsys, index_path):
     [
         (["nothex"], "invalid fingerprint 'nothex': give 16 hex digits"),
         (["0x1" + "0" * 16], "invalid fingerprint '0x10000000000000000': more than 64 bits"),
-        (["--url", "https://example.com/nope"], "no entry for https://example.com/nope in"),
+        (
+            ["--url", "https://example.com/nope"],
+            "no entry or drop record for https://example.com/nope in",
+        ),
         (["0", "-k", "4"], "-k must be between 0 and 3 (the k this index was built with), got 4"),
     ],
 )
@@ -266,13 +269,15 @@ def test_explain(capsys, index_path):
     ]
     code, out, _ = run(capsys, "explain", index_path, "https://example.com/a-amp", "-k", "2")
     assert code == 0
-    assert "\nwithin k:    1 other stored page(s) within 2 bits\n" in out
+    assert "\nwithin k:       1 other stored page(s) within 2 bits\n" in out
+    assert "\ndropped copies: 0 page(s) dropped as its near duplicates\n" in out
     assert out.splitlines()[-1].endswith("  https://example.com/a-print")
     code, _, err = run(capsys, "explain", index_path, "https://example.com/zzz")
     assert (code, err) == (
         1,
-        f"scrapy-simhash: error: no entry for https://example.com/zzz in {index_path}"
-        " (a dropped page is not stored: try lookup --html with its page)\n",
+        f"scrapy-simhash: error: no entry or drop record for https://example.com/zzz in "
+        f"{index_path} (a drop is recorded only with SIMHASH_DROP_RECORDS, the oldest "
+        "evicted: try lookup --html with its page)\n",
     )
 
 
@@ -305,22 +310,24 @@ def test_clusters(capsys, index_path):
                 "https://example.com/a-amp",
                 "https://example.com/a-print",
             ],
+            "dropped": [],
         },
         {
             "cluster": 2,
             "size": 2,
             "urls": ["https://example.com/b", "https://example.com/b-mirror"],
+            "dropped": [],
         },
     ]
     code, out, err = run(capsys, "clusters", index_path, "-k", "1")
     assert (code, err) == (0, "")
     assert out.splitlines() == [
-        "CLUSTER  SIZE    URL",
-        "1        2       https://example.com/a",
-        "1        2       https://example.com/a-print",
+        "CLUSTER  SIZE    PAGE        URL",
+        "1        2       kept        https://example.com/a",
+        "1        2       kept        https://example.com/a-print",
     ]
     code, out, _ = run(capsys, "clusters", index_path, "-k", "0")
-    assert out.splitlines()[1:] == ["no near-duplicates within 0 bits"]
+    assert out.splitlines()[1:] == ["no near-duplicates within 0 bits and no drop records"]
 
 
 # -- fingerprint ---------------------------------------------------------------------------
@@ -375,6 +382,8 @@ def test_remove_by_url(capsys, index_path):
         "count": 1,
         "left": 7,
         "dry_run": False,
+        "drop_records_removed": [],
+        "drop_records_left": 0,
     }
     assert "https://example.com/a-amp" not in _stored(capsys, index_path)
     code, out, err = run(
@@ -456,7 +465,7 @@ def test_dump_into_a_reader_that_stops_early_exits_quietly(tmp_path):
 
 def test_verify_ok_and_damaged(capsys, index_path):
     code, out, err = run(capsys, "verify", index_path)
-    assert (code, out, err) == (0, "ok: 8 entries and 4 tables agree\n", "")
+    assert (code, out, err) == (0, "ok: 8 entries, 4 tables and 0 drop records agree\n", "")
     env = lmdb.open(index_path, max_dbs=80)
     try:
         table = env.open_db(b"t02", dupsort=True, dupfixed=True)
@@ -813,9 +822,14 @@ async def test_commands_on_a_crawled_index(capsys, site, tmp_path):
     assert [url for _, url in urls(rows)] == [stories[0]]
     explained = run_json(capsys, "explain", index, stories[1])
     assert explained["matches"] == []  # type: ignore[index]
-    assert run_json(capsys, "clusters", index) == []
+    # Which pages were copies of which: each story with the copies dropped against it.
+    groups = run_json(capsys, "clusters", index)
+    assert [(g["urls"], sorted(d["url"] for d in g["dropped"])) for g in groups] == [
+        ([stories[0]], sorted(site.url(p) for p, (of, _) in COPIES.items() if of == ARTICLES[0])),
+        ([stories[1]], sorted(site.url(p) for p, (of, _) in COPIES.items() if of == ARTICLES[1])),
+    ]
     code, out, _ = run(capsys, "verify", index)
-    assert (code, out) == (0, "ok: 5 entries and 4 tables agree\n")
+    assert (code, out) == (0, "ok: 5 entries, 4 tables and 6 drop records agree\n")
 
 
 def test_empty_index(capsys, tmp_path):
@@ -831,4 +845,8 @@ def test_empty_index(capsys, tmp_path):
     assert re.search(r"^oldest: +-$", out, re.MULTILINE)
     assert run_json(capsys, "dump", path) == []
     assert run_json(capsys, "clusters", path) == []
-    assert run(capsys, "verify", path) == (0, "ok: 0 entries and 4 tables agree\n", "")
+    assert run(capsys, "verify", path) == (
+        0,
+        "ok: 0 entries, 4 tables and 0 drop records agree\n",
+        "",
+    )

@@ -57,6 +57,8 @@ def test_values_from_the_command_line_are_strings():
                 "SIMHASH_FSYNC": "false",
                 "SIMHASH_FAST": "yes",
                 "SIMHASH_ON_INDEX_ERROR": " Skip ",
+                "SIMHASH_DROP_RECORDS": "off",
+                "SIMHASH_DROP_RECORDS_MAX": "5_000",
             }
         )
     )
@@ -78,6 +80,8 @@ def test_values_from_the_command_line_are_strings():
         commit_interval=0.0,
         fsync=False,
         fast=True,
+        drop_records=False,
+        drop_records_max=5000,
         on_index_error="skip",
     )
 
@@ -152,6 +156,16 @@ def test_typed_values_and_limits_are_accepted():
             "SIMHASH_ON_INDEX_ERROR",
             "ignore",
             "SIMHASH_ON_INDEX_ERROR must be one of 'stop', 'skip', got 'ignore'",
+        ),
+        (
+            "SIMHASH_DROP_RECORDS",
+            "some",
+            "SIMHASH_DROP_RECORDS must be a boolean (True/False, 1/0), got 'some'",
+        ),
+        (
+            "SIMHASH_DROP_RECORDS_MAX",
+            0,
+            "SIMHASH_DROP_RECORDS_MAX must be an integer >= 1, got 0",
         ),
     ],
 )

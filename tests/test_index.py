@@ -258,7 +258,7 @@ def test_reopen_keeps_parameters_and_refuses_mismatches(tmp_path):
     [
         (b"fingerprint_version", b"999", "fingerprint_version=999"),
         (b"format_version", b"999", "format_version=999"),
-        (b"format_version", b"2", r"format_version=2, not 3 \(this code's format\)"),
+        (b"format_version", b"3", r"format_version=3, not 4 \(this code's format\)"),
     ],
 )
 def test_other_versions_are_refused(tmp_path, meta_key, value, what):
@@ -736,22 +736,37 @@ def _stored_digest(path) -> str:
 @pytest.mark.parametrize(
     ("expected_size", "golden"),
     [
-        (1000, "72486c3b3a38530bd7c3ea3d4e2641cbc19c2cce2fab48328bd4cd71457b2553"),
-        (10**7, "61236032fb4ba5f399f146bf459ecded7bf2af0b00949016bf00a314ca22c751"),
+        (1000, "f72ae2cf35977578a6d84c96866ec67a6eb0f7694023809652d911804bc49b88"),
+        (10**7, "4163c30e00a5c3ba44b996252664830222f9cc3aa75369e9acebbded1124bf45"),
     ],
     ids=["4 tables", "10 tables and 4 recent ones"],
 )
 def test_stored_format_is_pinned(tmp_path, expected_size, golden):
-    """Format 3 as written by a bulk load, single check-and-inserts and a removal: a change
-    to what is stored must bump FORMAT_VERSION and this value."""
-    assert FORMAT_VERSION == 3
+    """Format 4 as written by a bulk load, single check-and-inserts, near duplicates
+    recorded as drops (some evicted), and removals: a change to what is stored must bump
+    FORMAT_VERSION and this value."""
+    assert FORMAT_VERSION == 4
     rng = random.Random(expected_size)
-    with SimhashIndex(tmp_path / "ix", expected_size=expected_size) as ix:
+    with SimhashIndex(tmp_path / "ix", expected_size=expected_size, drop_records=20) as ix:
         ix.insert_many(
             (rng.getrandbits(64), f"bulk{i}", {"url": f"u{i}", "seen": 1000.0 + i})
             for i in range(3000)
         )
         for i in range(200):
             ix.check_and_insert(rng.getrandbits(64), f"one{i}", seen=5000.0 + i, title="t")
+        for i in range(30):  # a copy of bulk{i}, one bit away: dropped
+            near = ix.get(f"bulk{i}").fingerprint ^ (1 << i)
+            ix.check_and_insert(near, f"copy{i}", seen=6000.0 + i, title="c")
         ix.remove("bulk7")
+        ix.remove("bulk20")  # and the record of copy20 with it
+        # 30 recorded, the 10 oldest evicted, copy20's removed with bulk20.
+        assert ix.drop_count() == 19 and ix.verify() == []
+        assert ix.dropped("copy9") is None and ix.dropped("copy20") is None
+        drop = ix.dropped("copy25")
+        assert (drop.kept, drop.distance, drop.seen, drop.record) == (
+            "bulk25",
+            1,
+            6025.0,
+            {"title": "c"},
+        )
     assert _stored_digest(tmp_path / "ix") == golden

@@ -31,7 +31,12 @@ def _scan(path: str) -> dict[str, Any]:
         raise reword(path, exc) from exc
     with index:
         problems = index.verify()
-        return {"entries": len(index), "tables": index.layout.tables, "problems": problems}
+        return {
+            "entries": len(index),
+            "tables": index.layout.tables,
+            "drop_records": index.drop_count(),
+            "problems": problems,
+        }
 
 
 def verify_in_child(path: str) -> dict[str, Any]:

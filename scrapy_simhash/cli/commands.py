@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..index import Match, SimhashIndex
+from ..index import Drop, Group, Match, SimhashIndex
 from ..text.extract import extract_text
 from ..text.fingerprint import Fingerprinter
 from .check import verify_in_child
@@ -27,6 +27,7 @@ PROBE_SAMPLE = 200
 
 MATCH_COLUMNS = [("distance", 8), ("fingerprint", 16), ("seen", 20), ("url", 0)]
 ENTRY_COLUMNS = [("fingerprint", 16), ("seen", 20), ("url", 0)]
+COPY_COLUMNS = [("distance", 8), ("fingerprint", 16), ("dropped", 20), ("url", 0)]
 
 
 def entry_row(match: Match) -> dict[str, Any]:
@@ -46,6 +47,21 @@ def entry_row(match: Match) -> dict[str, Any]:
 
 def match_row(match: Match) -> dict[str, Any]:
     return {"distance": match.distance, **entry_row(match)}
+
+
+def drop_row(drop: Drop) -> dict[str, Any]:
+    """A drop record as output: URL, fingerprint, when, the kept URL and the distance."""
+    record = {k: v for k, v in drop.record.items() if not (k == "url" and v == drop.key)}
+    row: dict[str, Any] = {
+        "url": drop.key,
+        "fingerprint": format_fp(drop.fingerprint),
+        "dropped": iso_time(drop.seen),
+        "duplicate_of": drop.kept,
+        "distance": drop.distance,
+    }
+    if record:
+        row["record"] = record
+    return row
 
 
 def _distance(index: SimhashIndex, k: int | None) -> int:
@@ -107,6 +123,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         "expected_candidates_per_probe": stats["expected_candidates_per_probe"],
         "oldest": entry_row(oldest) if oldest else None,
         "newest": entry_row(newest) if newest else None,
+        "drop_records": stats["drops"],
     }
     prefix = sorted(set(stats["prefix_bits"]))
     lines = [
@@ -128,6 +145,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         ("candidates/probe", _candidates(info)),
         ("oldest", _when(oldest)),
         ("newest", _when(newest)),
+        ("drop records", f"{info['drop_records']:,} pages dropped as near duplicates"),
     ]
     out.write_object(info, lines)
     return 0
@@ -177,17 +195,17 @@ def _when(match: Match | None) -> str | None:
 
 def _not_stored(args: argparse.Namespace) -> CliError:
     return CliError(
-        f"no entry for {args.url} in {args.index} (a dropped page is not stored:"
-        " try lookup --html with its page)"
+        f"no entry or drop record for {args.url} in {args.index} (a drop is recorded only"
+        " with SIMHASH_DROP_RECORDS, the oldest evicted: try lookup --html with its page)"
     )
 
 
 def _query_fingerprint(args: argparse.Namespace, index: SimhashIndex) -> int:
     if args.url is not None:
-        entry = index.get(args.url)
-        if entry is None:
+        found = index.get(args.url) or index.dropped(args.url)
+        if found is None:
             raise _not_stored(args)
-        return entry.fingerprint
+        return found.fingerprint
     if args.html is not None or args.text is not None:
         path = args.html if args.html is not None else args.text
         fingerprint, _, reason = _fingerprint_file(path, html=args.html is not None)
@@ -215,20 +233,49 @@ def cmd_explain(args: argparse.Namespace, out: Output) -> int:
     with open_index(args.index) as index:
         entry = index.get(args.url)
         if entry is None:
-            raise _not_stored(args)
+            drop = index.dropped(args.url)
+            if drop is None:
+                raise _not_stored(args)
+            _explain_drop(drop, out)
+            return 0
         k = _distance(index, args.k)
         near = [m for m in index.query(entry.fingerprint, k) if m.key != entry.key]
-    obj = {**entry_row(entry), "k": k, "matches": [match_row(m) for m in near]}
+        copies = index.drops_of(entry.key)
+    obj = {
+        **entry_row(entry),
+        "k": k,
+        "matches": [match_row(m) for m in near],
+        "dropped_copies": [drop_row(d) for d in copies],
+    }
     lines = [("url", entry.key), ("fingerprint", obj["fingerprint"]), ("seen", obj["seen"])]
-    if out.fmt == "table":
-        lines.append(("within k", f"{len(near)} other stored page(s) within {k} bits"))
+    if out.fmt != "table":
         out.write_object(obj, lines)
-        if near:
-            out.stream.write("\n")
-            out.write_rows(MATCH_COLUMNS, obj["matches"])
-    else:
-        out.write_object(obj, lines)
+        return 0
+    lines.append(("within k", f"{len(near)} other stored page(s) within {k} bits"))
+    lines.append(("dropped copies", f"{len(copies)} page(s) dropped as its near duplicates"))
+    out.write_object(obj, lines)
+    if near:
+        out.stream.write("\n")
+        out.write_rows(MATCH_COLUMNS, obj["matches"])
+    if copies:
+        out.stream.write("\n")
+        out.write_rows(COPY_COLUMNS, obj["dropped_copies"])
     return 0
+
+
+def _explain_drop(drop: Drop, out: Output) -> None:
+    """``explain`` for a URL that was dropped: when, of which page, at what distance."""
+    row = drop_row(drop)
+    kept = "a page no longer stored" if drop.kept is None else drop.kept
+    action = "recorded in a dry run (kept)" if drop.record.get("dry_run") else "dropped"
+    lines = [
+        ("url", drop.key),
+        (action, f"{row['dropped']}: duplicate of {kept} at distance {drop.distance}"),
+        ("fingerprint", row["fingerprint"]),
+    ]
+    if drop.record.get("title"):
+        lines.append(("title", drop.record["title"]))
+    out.write_object(row, lines)
 
 
 # -- dump, clusters ------------------------------------------------------------------------
@@ -241,13 +288,21 @@ def cmd_dump(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def _cluster_rows(clusters: list[list[str]], table: bool) -> Iterator[dict[str, Any]]:
-    for number, keys in enumerate(clusters, 1):
-        if table:
-            for key in keys:
-                yield {"cluster": number, "size": len(keys), "url": key}
-        else:
-            yield {"cluster": number, "size": len(keys), "urls": keys}
+def _cluster_rows(clusters: list[Group], table: bool) -> Iterator[dict[str, Any]]:
+    for number, group in enumerate(clusters, 1):
+        size = len(group)
+        if not table:
+            dropped = [drop_row(d) for d in group.dropped]
+            yield {"cluster": number, "size": size, "urls": group.kept, "dropped": dropped}
+            continue
+        copies: dict[str | None, list[Drop]] = {}
+        for drop in group.dropped:
+            copies.setdefault(drop.kept, []).append(drop)
+        for key in group.kept:
+            yield {"cluster": number, "size": size, "page": "kept", "url": key}
+            for drop in copies.get(key, ()):
+                page = f"dropped {drop.distance}"
+                yield {"cluster": number, "size": size, "page": page, "url": drop.key}
 
 
 def cmd_clusters(args: argparse.Namespace, out: Output) -> int:
@@ -256,13 +311,13 @@ def cmd_clusters(args: argparse.Namespace, out: Output) -> int:
         k = _distance(index, args.k)
         progress.message(f"pairing {len(index):,} entries within {k} bits")
         started = time.perf_counter()
-        clusters = index.clusters(k)
+        clusters = index.groups(k)
         progress.close()
     logger.debug("clusters: %d in %.2f s", len(clusters), time.perf_counter() - started)
-    columns = [("cluster", 7), ("size", 6), ("url", 0)]
+    columns = [("cluster", 7), ("size", 6), ("page", 10), ("url", 0)]
     out.write_rows(columns, _cluster_rows(clusters, out.fmt == "table"))
     if not clusters:
-        out.note(f"no near-duplicates within {k} bits")
+        out.note(f"no near-duplicates within {k} bits and no drop records")
     return 0
 
 
@@ -322,22 +377,41 @@ def cmd_remove(args: argparse.Namespace, out: Output) -> int:
         raise CliUsage(f"--older-than must be a number of days >= 0, got {args.older_than}")
     missing: list[str] = []
     with open_index(args.index, write=not args.dry_run) as index:
+        drops: list[str] = []
         if args.url is not None:
             stored = {url: url in index for url in args.url}
             keys = [url for url, found in stored.items() if found]
-            missing = [url for url, found in stored.items() if not found]
+            drops = [u for u, found in stored.items() if not found and index.dropped(u)]
+            missing = [u for u, found in stored.items() if not found and u not in drops]
         else:
             cutoff = time.time() - args.older_than * 86400
             entries = Progress("remove: scanning", len(index)).track(index.items())
             keys = [m.key for m in entries if m.record["seen"] < cutoff]
+            drops = [d.key for d in index.drops() if d.seen < cutoff]
+        # The drop records asked for, and those of the copies dropped against an entry.
+        copies = (d.key for key in keys for d in index.drops_of(key))
+        drops = list(dict.fromkeys([*drops, *copies]))
         if not args.dry_run:
             with index.batch():
                 for key in Progress("remove", len(keys)).track(keys):
-                    index.remove(key)
+                    index.remove(key)  # with the drop records against it
+                for key in drops:
+                    index.forget_drop(key)
         left = len(index)
+        drops_left = index.drop_count() - (len(drops) if args.dry_run else 0)
     verb = "would remove" if args.dry_run else "removed"
-    obj = {"removed": keys, "count": len(keys), "left": left, "dry_run": args.dry_run}
-    out.write_object(obj, [(verb, f"{len(keys):,} entries, {left:,} left")])
+    obj = {
+        "removed": keys,
+        "count": len(keys),
+        "left": left,
+        "dry_run": args.dry_run,
+        "drop_records_removed": drops,
+        "drop_records_left": drops_left,
+    }
+    lines = [(verb, f"{len(keys):,} entries, {left:,} left")]
+    if drops or drops_left:
+        lines.append(("drop records", f"{len(drops):,} {verb}, {drops_left:,} left"))
+    out.write_object(obj, lines)
     if missing:
         raise CliError(f"no entry for {', '.join(missing)} in {args.index}")
     return 0
@@ -354,10 +428,17 @@ def cmd_verify(args: argparse.Namespace, out: Output) -> int:
         progress.close()
     problems = result["problems"]
     entries, tables = result["entries"], result["tables"]
-    obj = {"ok": not problems, "entries": entries, "tables": tables, "problems": problems}
+    drops = result.get("drop_records")
+    obj = {
+        "ok": not problems,
+        "entries": entries,
+        "tables": tables,
+        "drop_records": drops,
+        "problems": problems,
+    }
     lines: list[tuple[str, Any]] = [("problem", p) for p in problems]
     if not problems:
-        lines = [("ok", f"{entries:,} entries and {tables} tables agree")]
+        lines = [("ok", f"{entries:,} entries, {tables} tables and {drops:,} drop records agree")]
     out.write_object(obj, lines)
     if problems:
         raise CliError(f"{args.index} is damaged: {len(problems)} problem(s) found")

@@ -122,7 +122,7 @@ def build_parser(prog: str = PROG, spiders: bool = False) -> argparse.ArgumentPa
         "INDEX --html page.html",
     )
     cmd.add_argument("fingerprint", metavar="FINGERPRINT", nargs="?", help="a fingerprint")
-    cmd.add_argument("--url", help="the fingerprint stored for this URL")
+    cmd.add_argument("--url", help="the fingerprint stored or dropped for this URL")
     cmd.add_argument("--html", metavar="FILE", help="the fingerprint of an HTML page's text")
     cmd.add_argument("--text", metavar="FILE", help="the fingerprint of a UTF-8 text file")
     _k_option(cmd)
@@ -130,10 +130,10 @@ def build_parser(prog: str = PROG, spiders: bool = False) -> argparse.ArgumentPa
     cmd = add(
         "explain",
         commands.cmd_explain,
-        "a stored URL's fingerprint and its near pages",
+        "why a URL was kept or dropped: its near pages, or what it duplicates",
         "INDEX https://a.b/c",
     )
-    cmd.add_argument("url", metavar="URL", help="a stored URL")
+    cmd.add_argument("url", metavar="URL", help="a stored or dropped URL")
     _k_option(cmd)
 
     add(
@@ -146,7 +146,7 @@ def build_parser(prog: str = PROG, spiders: bool = False) -> argparse.ArgumentPa
     cmd = add(
         "clusters",
         commands.cmd_clusters,
-        "the near-duplicate groups of the whole index",
+        "the near-duplicate groups: kept pages and the copies dropped against them",
         "INDEX -k 2 --json",
     )
     _k_option(cmd)
@@ -167,9 +167,12 @@ def build_parser(prog: str = PROG, spiders: bool = False) -> argparse.ArgumentPa
         "remove entries by URL or age",
         "INDEX --older-than 30 --dry-run",
     )
-    cmd.add_argument("--url", action="append", help="a stored URL (may be repeated)")
+    cmd.add_argument("--url", action="append", help="a stored or dropped URL (may be repeated)")
     cmd.add_argument(
-        "--older-than", type=float, metavar="DAYS", help="entries first seen more than DAYS ago"
+        "--older-than",
+        type=float,
+        metavar="DAYS",
+        help="entries first seen, and drops recorded, more than DAYS ago",
     )
     cmd.add_argument("--dry-run", action="store_true", help="show the count, remove nothing")
 

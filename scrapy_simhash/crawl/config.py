@@ -135,6 +135,8 @@ class SimhashConfig:
     fsync: bool = True
     fast: bool = False
     on_index_error: str = "stop"
+    drop_records: bool = True
+    drop_records_max: int = 100_000
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SimhashConfig:
@@ -164,6 +166,10 @@ class SimhashConfig:
             fast=_bool(settings, "SIMHASH_FAST", d.fast),
             on_index_error=_choice(
                 settings, "SIMHASH_ON_INDEX_ERROR", d.on_index_error, ON_INDEX_ERROR
+            ),
+            drop_records=_bool(settings, "SIMHASH_DROP_RECORDS", d.drop_records),
+            drop_records_max=_int(
+                settings, "SIMHASH_DROP_RECORDS_MAX", d.drop_records_max, 1, None
             ),
         )
 

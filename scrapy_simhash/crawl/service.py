@@ -27,12 +27,13 @@ from scrapy.utils.project import data_path
 from twisted.internet.defer import Deferred
 
 from ..index import STORAGE_ERRORS, DamagedIndexError, IndexMismatchError, SimhashIndex
+from ..text.extract import page_title
 from ..text.fingerprint import hamming
 from .config import SimhashConfig
 from .pages import PageOptions, PageWork, Result, describe
 from .turns import Turns
 from .workers import BROKEN, WorkerError, WorkerPool
-from .writes import IndexWrites
+from .writes import IndexWrites, Written
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -172,6 +173,7 @@ class DedupService:
                 config.expected_size,
                 reset=config.reset,
                 sync=config.fsync,
+                drop_records=config.drop_records_max if config.drop_records else 0,
             )
         except IndexMismatchError as exc:
             raise ValueError(
@@ -300,13 +302,14 @@ class DedupService:
         """
         if self.config.max_body_size and len(html) > self.config.max_body_size:
             return self.skip("too_large")  # not worth copying to a worker
-        return await self._decide(key, "html", html, url, encoding)
+        title = page_title(html, encoding)
+        return await self._decide(key, title, "html", html, url, encoding)
 
-    async def decide_text(self, key: str, text: str) -> Decision:
+    async def decide_text(self, key: str, text: str, title: str | None = None) -> Decision:
         """Fingerprint and check an already extracted text."""
-        return await self._decide(key, "text", text)
+        return await self._decide(key, title, "text", text)
 
-    async def _decide(self, key: str, kind: str, *args: Any) -> Decision:
+    async def _decide(self, key: str, title: str | None, kind: str, *args: Any) -> Decision:
         if self._closed:
             return Decision(skipped="closed")
         waiting = self._underway.get(key)
@@ -318,7 +321,10 @@ class DedupService:
         try:
             result = await self._work(kind, *args)
             await maybe_deferred_to_future(self._turns.wait(ticket))
-            decision = self.check(key, result) if isinstance(result, int) else self.skip(result)
+            if isinstance(result, int):
+                decision = self.check(key, result, title)
+            else:
+                decision = self.skip(result)
         finally:
             self._turns.release(ticket)
             del self._underway[key]
@@ -341,18 +347,23 @@ class DedupService:
             logger.exception("Simhash failed on %s", describe(kind, args))
             return "error"
 
-    def check(self, key: str, fingerprint: int) -> Decision:
-        """Check a page's fingerprint against the index and store it if it is new.
+    def check(self, key: str, fingerprint: int, title: str | None = None) -> Decision:
+        """Check a page's fingerprint against the index and store it if it is new, or record
+        its drop (with ``SIMHASH_DROP_RECORDS``).
 
         A page stored by an earlier crawl under the same key is a duplicate of itself unless
         it changed by more than k bits (then its entry is replaced, if it is not a near
-        duplicate of another page).
+        duplicate of another page); its entry says so, and no drop is recorded.
         """
         writes = self.writes
         if writes.given_up:
             return self.skip("index_error")
         self.stats.inc_value("simhash/checked")
-        record = {"url": key, "run": self.run}
+        record: dict[str, Any] = {"url": key, "run": self.run}
+        if title:
+            record["title"] = title
+        if self.config.dry_run:
+            record["dry_run"] = True
         try:
             index = writes.writable()
             previous = index.get(key)
@@ -370,10 +381,13 @@ class DedupService:
             writes.failed(exc)
             return self.skip("index_error")
         if match is not None:
-            writes.checked(None)
+            dropped = None
+            if index.drop_records:
+                dropped = Written(fingerprint, key, record, match.key, match.distance)
+            writes.checked(dropped)
             return self._duplicate(fingerprint, match.key, match.distance)
         self.stats.inc_value("simhash/unique")
-        writes.checked((fingerprint, key, record))
+        writes.checked(Written(fingerprint, key, record))
         return Decision(fingerprint=fingerprint)
 
     def _duplicate(self, fingerprint: int, of: str, distance: int) -> Decision:

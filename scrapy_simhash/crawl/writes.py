@@ -22,6 +22,7 @@ import shutil
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.defer import deferred_from_coro
@@ -46,6 +47,24 @@ _LOW_SPACE = 1 << 20
 _NEVER = 1 << 62
 
 
+@dataclass(frozen=True)
+class Written:
+    """What a check wrote into the open batch, to be written again if the batch is lost: a
+    page's entry, or (``of`` set) the record of its drop as a duplicate of ``of``."""
+
+    fingerprint: int
+    key: str
+    record: dict[str, Any]
+    of: str | None = None
+    distance: int = 0
+
+    def write_to(self, index: SimhashIndex) -> None:
+        if self.of is None:
+            index.insert(self.fingerprint, self.key, **self.record)
+        else:
+            index.record_drop(self.fingerprint, self.key, self.of, self.distance, **self.record)
+
+
 class IndexWrites:
     """The write side of one crawl's index. ``index()`` opens it (or returns it open);
     ``closing()`` tells whether the crawl is closing already."""
@@ -68,7 +87,7 @@ class IndexWrites:
         self._timer: IDelayedCall | None = None
         self._checks = 0  # pages checked in the open batch
         #: The pages stored since the last commit, written again after a failed write.
-        self._journal: list[tuple[int, str, dict[str, Any]]] = []
+        self._journal: list[Written] = []
         self._failures = 0  # failed writes since the last commit that held
         self._damage_seen = False  # a damaged record was met (and said) in this crawl
         #: The index could not be written: pages pass unchecked.
@@ -106,9 +125,10 @@ class IndexWrites:
         if timer is not None and timer.active():
             timer.cancel()
 
-    def checked(self, stored: tuple[int, str, dict[str, Any]] | None) -> None:
-        """One page checked (and ``stored``, if it was new): remembered until the next
-        commit, which is made now if the batch holds ``SIMHASH_COMMIT_EVERY`` pages."""
+    def checked(self, stored: Written | None) -> None:
+        """One page checked (and what was ``stored`` of it, if anything: its entry or its
+        drop record): remembered until the next commit, which is made now if the batch
+        holds ``SIMHASH_COMMIT_EVERY`` pages."""
         if self._batch is None:  # written and committed at once
             if stored is not None:
                 self._failures = 0
@@ -172,7 +192,7 @@ class IndexWrites:
             "written again, committed in %g s (attempt %d of %d)",
             self._path(),
             exc,
-            len(self._journal),
+            self._pages_stored(),
             delay,
             self._failures,
             len(RETRY_DELAYS),
@@ -205,8 +225,8 @@ class IndexWrites:
         """Write the journal into the open batch (begun if needed)."""
         try:
             index = self.writable(delay)
-            for fingerprint, key, record in self._journal:
-                index.insert(fingerprint, key, **record)
+            for written in self._journal:
+                written.write_to(index)
         except STORAGE_ERRORS as again:
             self.failed(again)
 
@@ -222,12 +242,16 @@ class IndexWrites:
         except STORAGE_ERRORS:
             logger.debug("rolling back the index batch failed", exc_info=True)
 
+    def _pages_stored(self) -> int:
+        """The pages stored since the last commit (the journal also holds drop records)."""
+        return sum(written.of is None for written in self._journal)
+
     def _give_up(self) -> None:
         """The index cannot be written: stop the crawl, or let later pages through."""
         self.given_up = True
         self._cancel_timer()
         self._abort()
-        unsaved = len(self._journal)
+        unsaved = self._pages_stored()
         self.stats.set_value("simhash/index/unsaved", unsaved)
         stop = self.config.on_index_error == "stop"
         logger.error(

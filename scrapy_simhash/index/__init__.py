@@ -6,6 +6,7 @@ Manku, Jain and Das Sarma's permuted tables, written once over a storage layer:
   remove, batches, stats);
 * :mod:`.tables`: the permuted tables (probes, writes) and their two levels with the merge;
 * :mod:`.documents`: document records and their fingerprint links;
+* :mod:`.drops`: the records of pages dropped as near duplicates, and of which;
 * :mod:`.meta`: the parameters stored at creation and checked at every open;
 * :mod:`.layout`: which bits each table's prefix takes, and the permutations;
 * :mod:`.records`: the stored document records and the packed bucket encoding;
@@ -20,9 +21,11 @@ Imports nothing of Scrapy, of the crawl or of the command line; uses
 :mod:`scrapy_simhash.text` only for the fingerprint version it stores.
 """
 
+from .drops import Drop
 from .index import FORMAT_VERSION, IndexMismatchError, Match, SimhashIndex
 from .layout import Layout
 from .lmdb_storage import ERRORS
+from .pairs import Group
 from .records import DamagedIndexError
 
 #: What a failed read or write of an index raises: the storage's errors (a full disk, an
@@ -33,6 +36,8 @@ __all__ = [
     "FORMAT_VERSION",
     "STORAGE_ERRORS",
     "DamagedIndexError",
+    "Drop",
+    "Group",
     "IndexMismatchError",
     "Layout",
     "Match",

@@ -27,6 +27,7 @@ from ..text.fingerprint import FINGERPRINT_VERSION
 from . import tables
 from .bulk import gc_paused, prepare, read_items
 from .documents import Documents, Match
+from .drops import BY_KEPT, DROPS, ORDER, Drop, Drops
 from .layout import Layout
 from .lmdb_storage import DEFAULT_MAP_SIZE, LmdbStorage
 from .loading import load
@@ -40,7 +41,7 @@ from .meta import (
     read_params,
     write_params,
 )
-from .pairs import components, document_pairs
+from .pairs import Group, components, document_pairs, groups
 from .records import Entry, check_fingerprint, check_key, decode_doc, doc_id
 from .storage import DOCS, LINKS, META, Storage, Txn, is_table
 from .tables import open_levels, recent_limit
@@ -72,6 +73,11 @@ class SimhashIndex:
     faster, and a killed process still loses nothing committed, but an OS crash or power loss
     can lose recent commits or damage the index. It applies to the environment opened first in
     this process for ``path``.
+
+    ``drop_records=N`` records, up to N (the oldest evicted first), the keys that
+    :meth:`check_and_insert` finds to be near duplicates, with the record they came with and
+    the stored key they duplicate (see :mod:`.drops`); 0, the default, records none. The
+    records already held are read and removed whatever ``N`` is.
     """
 
     def __init__(
@@ -86,6 +92,7 @@ class SimhashIndex:
         map_size: int = DEFAULT_MAP_SIZE,
         layout: Layout | None = None,
         sync: bool = True,
+        drop_records: int = 0,
     ) -> None:
         self.path = os.fspath(path)
         self.readonly = bool(readonly)
@@ -100,6 +107,11 @@ class SimhashIndex:
             raise ValueError(
                 f"layout is for max_distance={layout.max_distance}, not {max_distance}"
             )
+        if isinstance(drop_records, bool) or not isinstance(drop_records, int):
+            raise TypeError(f"drop_records must be an int, got {type(drop_records).__name__}")
+        if drop_records < 0:
+            raise ValueError(f"drop_records must be >= 0, got {drop_records}")
+        self.drop_records = drop_records
         if readonly and reset:
             raise ValueError("reset=True cannot be used with readonly=True")
         if not self._create:
@@ -144,7 +156,15 @@ class SimhashIndex:
             stored = {bytes(k): v for k, v in txn.scan(meta)}
         if stored and reset:
             tables = [name for name in storage.space_names() if is_table(name)]
-            storage.drop(tables, [meta, storage.space(DOCS), storage.space(LINKS, multi=True)])
+            empty = [
+                meta,
+                storage.space(DOCS),
+                storage.space(LINKS, multi=True),
+                storage.space(DROPS),
+                storage.space(ORDER),
+                storage.space(BY_KEPT, multi=True),
+            ]
+            storage.drop(tables, empty)
             logger.info("reset index %s", self.path)
             stored = {}
         if stored:
@@ -173,6 +193,13 @@ class SimhashIndex:
             storage.space(LINKS, multi=True),
             self._add_to_tables,
             self._remove_from_tables,
+        )
+        self._drops = Drops(
+            storage.space(DROPS, create=self._create),
+            storage.space(ORDER, create=self._create),
+            storage.space(BY_KEPT, multi=True, create=self._create),
+            self._meta,
+            self._docs.docs,
         )
 
     # -- transactions ----------------------------------------------------------------------
@@ -252,6 +279,7 @@ class SimhashIndex:
         entry = Entry(check_key(key), record)
         with self._write(single=True) as txn:
             self._docs.store(txn, fingerprint, key, entry, time.time())
+            self._drops.forget(txn, key)
 
     def insert_many(self, items: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
         """Store many ``(fingerprint, key, record)`` in one write transaction (the last of
@@ -281,16 +309,39 @@ class SimhashIndex:
             batch = prepare(columns, time.time())
             with self._write() as txn:
                 load(txn, self._docs, self._levels, batch, ahead)
+                if self._drops.count(txn):  # keys stored now are no longer dropped
+                    for docid in batch.docids():
+                        self._drops.forget_id(txn, docid)
         finally:
             if ahead is not None:
                 ahead.close()
         return batch.read
 
+    def record_drop(
+        self, fingerprint: int, key: str, kept: str, distance: int, **record: Any
+    ) -> None:
+        """Record ``key`` (``fingerprint``) as dropped, a near duplicate at ``distance`` of
+        the stored key ``kept``, with a JSON-serializable ``record`` (its time ``seen``, now
+        unless given), as :meth:`check_and_insert` does with ``drop_records``; kept to that
+        bound, or to one record when it is 0. ValueError if ``kept`` is not stored."""
+        fingerprint = check_fingerprint(fingerprint)
+        entry = Entry(check_key(key), record)
+        distance = check_distance(distance, "distance")
+        with self._write(single=True) as txn:
+            if txn.get(doc_id(check_key(kept)), db=self._docs.docs) is None:
+                raise ValueError(f"{kept!r} is not stored in the index")
+            limit = max(self.drop_records, 1)
+            self._drops.record(txn, fingerprint, key, entry, kept, distance, time.time(), limit)
+
     def remove(self, key: str) -> bool:
-        """Remove the document stored under ``key``; False if there was none."""
+        """Remove the document stored under ``key`` and the drop records of the keys dropped
+        against it, or the drop record of ``key``; False if there was neither."""
         key = check_key(key)
         with self._write(single=True) as txn:
-            return self._docs.remove(txn, key)
+            removed = self._docs.remove(txn, key)
+            if removed:
+                self._drops.forget_kept(txn, key)
+            return self._drops.forget(txn, key) or removed
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -333,14 +384,22 @@ class SimhashIndex:
         found = self._probe(txn, fingerprint, self.max_distance)
         matches = self._docs.matches(txn, found, doc_id(key))
         if matches:
-            return matches[0]
+            nearest = matches[0]
+            if self.drop_records:
+                limit = self.drop_records
+                self._drops.record(
+                    txn, fingerprint, key, entry, nearest.key, nearest.distance, now, limit
+                )
+            return nearest
         self._docs.store(txn, fingerprint, key, entry, now)
+        self._drops.forget(txn, key)
         return None
 
     def check_and_insert(self, fingerprint: int, key: str, **record: Any) -> Match | None:
         """In one write transaction: the nearest stored document within k (other than ``key``
         itself) if there is one, else insert this one and return None. Processes racing with
-        near duplicates of one another admit exactly one."""
+        near duplicates of one another admit exactly one. With ``drop_records``, a key found
+        to be a near duplicate is recorded as dropped, with ``record``."""
         fingerprint = check_fingerprint(fingerprint)
         entry = Entry(check_key(key), record)
         with self._write(single=True) as txn:
@@ -393,6 +452,33 @@ class SimhashIndex:
         scanned since its last call."""
         return self._docs.seen_range(self._read, progress)
 
+    def dropped(self, key: str) -> Drop | None:
+        """The drop record of ``key`` (a page found to be a near duplicate), or None."""
+        key = check_key(key)
+        with self._read() as txn:
+            return self._drops.get(txn, key)
+
+    def drops_of(self, key: str) -> list[Drop]:
+        """The drop records of the keys dropped against the stored ``key``, nearest first."""
+        key = check_key(key)
+        with self._read() as txn:
+            return self._drops.of_kept(txn, key)
+
+    def drops(self) -> Iterator[Drop]:
+        """Every drop record, oldest first, streamed in short read transactions."""
+        return self._drops.stream(self._read)
+
+    def forget_drop(self, key: str) -> bool:
+        """Remove the drop record of ``key``; False if there was none."""
+        key = check_key(key)
+        with self._write(single=True) as txn:
+            return self._drops.forget(txn, key)
+
+    def drop_count(self) -> int:
+        """How many drop records the index holds."""
+        with self._read() as txn:
+            return self._drops.count(txn)
+
     def keys(self) -> Iterator[str]:
         """Every stored key, streamed in short read transactions."""
         for match in self.items():
@@ -430,6 +516,12 @@ class SimhashIndex:
         biggest first."""
         return components(self.pairs(max_distance))
 
+    def groups(self, max_distance: int | None = None) -> list[Group]:
+        """:meth:`clusters` with the drop records: each group of stored documents within
+        ``max_distance`` of one another with the pages dropped against them, and each
+        document with dropped copies, biggest first."""
+        return groups(self.pairs(max_distance), self.drops())
+
     # -- maintenance -----------------------------------------------------------------------
 
     def stats(self, *, seen: bool = True) -> dict[str, Any]:
@@ -440,6 +532,7 @@ class SimhashIndex:
         self._tx.flush()
         with self._read() as txn:
             counts = count_stats(txn, self._docs, self._levels)
+            drops = self._drops.count(txn)
         oldest = newest = None
         if seen and counts["entries"] <= 100_000:  # a scan of the document headers
             oldest, newest = self.seen_range()
@@ -460,6 +553,7 @@ class SimhashIndex:
             "recent_limit": recent_limit(fingerprints) if self.recent_layout else 0,
             "merging": counts["merging"],
             "merged_tables": counts["merged_tables"],
+            "drops": drops,
             "max_distance": self.max_distance,
             "fingerprint_version": FINGERPRINT_VERSION,
             "format_version": FORMAT_VERSION,
@@ -477,7 +571,7 @@ class SimhashIndex:
         Runs in one read transaction."""
         self._tx.flush()
         with self._read() as txn:
-            return verify(txn, self._docs, self._levels)
+            return verify(txn, self._docs, self._levels) + self._drops.problems(txn)
 
     def compact(self, dest: str | os.PathLike[str]) -> None:
         """Write a compacted copy of the index to the new or empty directory ``dest``."""

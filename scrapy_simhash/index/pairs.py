@@ -3,17 +3,19 @@
 For each table the permuted fingerprints are sorted; near duplicates then lie in the same run
 of equal prefixes, so comparing each element with the next ones while the prefix stays equal
 (vectorized, one offset at a time) finds every pair the table can see. Pairs found by several
-tables are kept once. The index's ``pairs`` and ``clusters`` turn them into pairs and groups
-of documents.
+tables are kept once. The index's ``pairs``, ``clusters`` and ``groups`` turn them into pairs
+and groups of documents (``groups`` with the drop records against them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from .bulk import sorted_distinct
+from .drops import Drop
 from .layout import Layout
 
 
@@ -73,11 +75,14 @@ def document_pairs(
                 yield (ka, kb, d) if ka < kb else (kb, ka, d)
 
 
-def components(pairs: Iterable[tuple[str, str, int]]) -> list[list[str]]:
-    """Connected components of ``pairs``, each sorted, biggest first."""
-    parent: dict[str, str] = {}
+class _Components:
+    """Union-find over keys."""
 
-    def find(x: str) -> str:
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, x: str) -> str:
+        parent = self.parent
         root = parent.setdefault(x, x)
         while parent[root] != root:
             root = parent[root]
@@ -85,11 +90,57 @@ def components(pairs: Iterable[tuple[str, str, int]]) -> list[list[str]]:
             parent[x], x = root, parent[x]
         return root
 
-    for ka, kb, _ in pairs:
-        ra, rb = find(ka), find(kb)
+    def join(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
         if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
-    groups: dict[str, list[str]] = {}
-    for key in parent:
-        groups.setdefault(find(key), []).append(key)
-    return sorted((sorted(g) for g in groups.values()), key=lambda g: (-len(g), g[0]))
+            self.parent[max(ra, rb)] = min(ra, rb)
+
+    def groups(self) -> dict[str, list[str]]:
+        """Root -> the sorted keys of its component."""
+        found: dict[str, list[str]] = {}
+        for key in self.parent:
+            found.setdefault(self.find(key), []).append(key)
+        for keys in found.values():
+            keys.sort()
+        return found
+
+
+def components(pairs: Iterable[tuple[str, str, int]]) -> list[list[str]]:
+    """Connected components of ``pairs``, each sorted, biggest first."""
+    union = _Components()
+    for ka, kb, _ in pairs:
+        union.join(ka, kb)
+    return sorted(union.groups().values(), key=lambda g: (-len(g), g[0]))
+
+
+@dataclass(frozen=True)
+class Group:
+    """Stored documents near one another (``kept``, sorted) and the pages dropped as near
+    duplicates of them (``dropped``, by kept page, then nearest first, then by key)."""
+
+    kept: list[str]
+    dropped: list[Drop]
+
+    def __len__(self) -> int:
+        return len(self.kept) + len(self.dropped)
+
+
+def groups(pairs: Iterable[tuple[str, str, int]], drops: Iterable[Drop]) -> list[Group]:
+    """The connected components of ``pairs`` of stored documents, each with the ``drops``
+    against its documents, and every document with drops but no near document: biggest
+    first."""
+    union = _Components()
+    for ka, kb, _ in pairs:
+        union.join(ka, kb)
+    dropped: dict[str, list[Drop]] = {}
+    for drop in drops:
+        if drop.kept is not None:
+            dropped.setdefault(union.find(drop.kept), []).append(drop)
+    found = []
+    for root, kept in union.groups().items():
+        place = {key: i for i, key in enumerate(kept)}
+        copies = sorted(dropped.get(root, ()), key=lambda d: (place[d.kept], d.distance, d.key))
+        if len(kept) + len(copies) > 1:
+            found.append(Group(kept, copies))
+    found.sort(key=lambda g: (-len(g), g.kept[0]))
+    return found

@@ -117,6 +117,33 @@ def _drop_title_line(text: str, html: str) -> str:
     return text
 
 
+#: Longest title kept (characters), and how far into a page its ``<title>`` is looked for.
+TITLE_LENGTH = 200
+_TITLE_SPAN = 65536
+_TITLE_END = re.compile(rb"</title\s*>", re.IGNORECASE)
+_SPACE = re.compile(r"\s+")
+
+
+def page_title(html: str | bytes, encoding: str | None = None) -> str | None:
+    """The text of a page's ``<title>`` (whitespace collapsed, at most
+    :data:`TITLE_LENGTH` characters), found by a cheap scan of its start; None if it has
+    none."""
+    if isinstance(html, bytes | bytearray | memoryview):
+        head = bytes(html[:_TITLE_SPAN])
+        end = _TITLE_END.search(head)
+        if end is None:
+            return None
+        decoded = decode_html(head[: end.end()], encoding)
+        if decoded is None:
+            return None
+        html = decoded
+    for m in _TITLE.finditer(html, 0, _TITLE_SPAN):
+        if m.group(1).lower() == "title":
+            title = _SPACE.sub(" ", html_lib.unescape(_TAG.sub(" ", m.group(2)))).strip()
+            return title[:TITLE_LENGTH] or None
+    return None
+
+
 def extract_text(
     html: str | bytes,
     url: str | None = None,

@@ -1,5 +1,6 @@
-"""``news``: crawls the small news site bundled in ``site/`` (default, offline), or a real site
-given with ``-a start_url=https://...``, and yields one item per page kept.
+"""``news``: crawls the small news site bundled in ``site/`` (default, offline; served on
+http://127.0.0.1:8617/, or on a free port with ``-a port=0`` or when 8617 is taken), or a real
+site given with ``-a start_url=https://...``, and yields one item per page kept.
 
 The bundled site holds five articles in one template, their syndicated copies in another
 layout, print versions, an archived copy with ads, comments and a correction, and a link with
@@ -23,6 +24,9 @@ from scrapy.http import HtmlResponse
 SITE = Path(__file__).resolve().parents[2] / "site"
 #: The bundled site's own articles; every other page it links to is a copy of one of them.
 ARTICLES = "/news/"
+#: The bundled site's port: fixed, so that its URLs (the index's keys) are the same in every
+#: crawl, and the README's commands that name one run as printed.
+SITE_PORT = 8617
 
 
 def _is_article(url: str) -> bool:
@@ -38,9 +42,12 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 class NewsSpider(scrapy.Spider):
     name = "news"
 
-    def __init__(self, start_url: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, start_url: str | None = None, port: int | str = SITE_PORT, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.start_url = start_url
+        self.port = int(port)
         # Set here: the offsite middleware reads it when the spider opens, before start().
         self.allowed_domains = [urlsplit(start_url).hostname if start_url else "127.0.0.1"]
         self._server: ThreadingHTTPServer | None = None
@@ -57,9 +64,15 @@ class NewsSpider(scrapy.Spider):
         yield scrapy.Request(url, self.parse, meta={"dont_simhash": True})
 
     def _serve_bundled_site(self) -> str:
-        """Serve ``site/`` on 127.0.0.1 (a free port) for the duration of the crawl."""
+        """Serve ``site/`` on 127.0.0.1 for the duration of the crawl."""
         handler = partial(_QuietHandler, directory=str(SITE))
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        try:
+            self._server = ThreadingHTTPServer(("127.0.0.1", self.port), handler)
+        except OSError as exc:
+            self.logger.warning(
+                "Port %s: %s; serving the bundled site on a free port", self.port, exc
+            )
+            self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         host, port = self._server.server_address[:2]

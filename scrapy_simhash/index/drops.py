@@ -1,0 +1,223 @@
+"""Drop records: the pages found to be near duplicates of a stored one, and of which.
+
+A check-and-insert that finds a stored document within k does not store the page; with drop
+records on, it records the drop instead, in the same write transaction, so that ``explain``
+can answer for a dropped URL and ``clusters`` and ``report`` can show each kept page with its
+copies. Three spaces hold them:
+
+* ``drops``: the dropped key's id (16 bytes, as a document's) -> ``sequence (8) | time
+  (float64) | distance (1) | fingerprint (8) | kept document id (16) | key length (4) | key |
+  JSON of the record`` (the record the page would have been stored with);
+* ``dseq``: sequence (8, big-endian) -> dropped key's id, the order of arrival, so that the
+  oldest records are evicted first when there are more than the index's writer allows;
+* ``dkept``: kept document id -> the ids of the keys dropped against it (a multi space).
+
+``meta``'s ``drops_seq`` holds the last sequence number given. One record per key: a key
+dropped again replaces its record, and a key stored as a document (a recrawled page that
+changed) loses it. Removing a document removes the records of the copies dropped against it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import struct
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .records import DamagedIndexError, Entry, decode_key, doc_id
+from .storage import Space, Txn
+
+DROPS = b"drops"
+ORDER = b"dseq"
+BY_KEPT = b"dkept"
+#: The meta key of the last sequence number given to a drop record.
+LAST = b"drops_seq"
+
+HEADER = struct.Struct(">QdBQ16sI")
+SEQUENCE = struct.Struct(">Q")
+#: Drop records read per short read transaction when streaming.
+CHUNK = 1000
+
+
+@dataclass(frozen=True)
+class Drop:
+    """A page dropped as a near duplicate of the stored page ``kept``."""
+
+    key: str
+    fingerprint: int
+    kept: str | None  # None only in a damaged index (``verify`` says so)
+    distance: int
+    seen: float  # when it was dropped (unix time)
+    record: dict[str, Any]
+
+
+def _damaged(exc: Exception) -> DamagedIndexError:
+    return DamagedIndexError(f"index damaged: a drop record cannot be decoded ({exc})")
+
+
+def decode_drop(data: bytes) -> tuple[int, float, int, int, bytes, str, dict[str, Any]]:
+    """(sequence, time, distance, fingerprint, kept id, key, record) of a drop record."""
+    try:
+        seq, seen, distance, fingerprint, kept, key_len = HEADER.unpack_from(data)
+        start = HEADER.size
+        key = bytes(data[start : start + key_len]).decode("utf-8")
+        body = data[start + key_len :]
+        record = json.loads(bytes(body)) if body else {}
+    except (struct.error, ValueError) as exc:
+        raise _damaged(exc) from None
+    if not isinstance(record, dict):
+        raise _damaged(TypeError(f"a JSON {type(record).__name__}, not an object"))
+    return seq, seen, distance, fingerprint, kept, key, record
+
+
+class Drops:
+    """The drop records of an index (see the module's docstring)."""
+
+    def __init__(self, drops: Space, order: Space, by_kept: Space, meta: Space, docs: Space):
+        self.drops = drops
+        self.order = order
+        self.by_kept = by_kept
+        self.meta = meta
+        self.docs = docs
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def record(
+        self,
+        txn: Txn,
+        fingerprint: int,
+        key: str,
+        entry: Entry,
+        kept: str,
+        distance: int,
+        now: float,
+        limit: int,
+    ) -> None:
+        """Record that ``key`` (``fingerprint``) was dropped as a duplicate of the stored
+        ``kept`` at ``distance``, at ``now`` unless the record gave its time (``seen``), then
+        evict the oldest records beyond ``limit``."""
+        dropped = doc_id(key)
+        self.forget_id(txn, dropped)
+        last = txn.get(LAST, db=self.meta)
+        seq = int(last) + 1 if last is not None else 1
+        txn.put(self.meta, LAST, str(seq).encode())
+        seen = now if entry.seen is None else entry.seen
+        header = HEADER.pack(seq, seen, distance, fingerprint, doc_id(kept), entry.key_len)
+        txn.put(self.drops, dropped, header + entry.payload)
+        txn.put(self.order, SEQUENCE.pack(seq), dropped)
+        txn.put(self.by_kept, doc_id(kept), dropped)
+        self.evict(txn, limit)
+
+    def evict(self, txn: Txn, limit: int) -> int:
+        """Remove the oldest records beyond ``limit``; how many were removed."""
+        excess = txn.count(self.order) - limit
+        if excess <= 0:
+            return 0
+        oldest = [bytes(d) for _, d in itertools.islice(txn.scan(self.order), excess)]
+        for dropped in oldest:
+            self.forget_id(txn, dropped)
+        return len(oldest)
+
+    def forget(self, txn: Txn, key: str) -> bool:
+        """Remove the drop record of ``key``; False if there was none."""
+        return self.forget_id(txn, doc_id(key))
+
+    def forget_id(self, txn: Txn, dropped: bytes) -> bool:
+        """Remove the drop record stored under the id ``dropped``; False if there was none."""
+        data = txn.pop(self.drops, dropped)
+        if data is None:
+            return False
+        seq, _, _, _, kept, _, _ = decode_drop(data)
+        txn.delete(self.order, SEQUENCE.pack(seq))
+        txn.delete(self.by_kept, kept, dropped)
+        return True
+
+    def forget_kept(self, txn: Txn, kept: str) -> int:
+        """Remove the records of every key dropped against the document ``kept``."""
+        kept_id = doc_id(kept)
+        dropped = [bytes(d) for d in txn.values(self.by_kept, kept_id)]
+        for one in dropped:
+            self.forget_id(txn, one)
+        return len(dropped)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def count(self, txn: Txn) -> int:
+        return txn.count(self.drops)
+
+    def get(self, txn: Txn, key: str) -> Drop | None:
+        data = txn.get(doc_id(key), db=self.drops)
+        return None if data is None else self._drop(txn, data)
+
+    def of_kept(self, txn: Txn, kept: str) -> list[Drop]:
+        """The copies dropped against ``kept``, nearest first, then by key."""
+        drops = []
+        for dropped in txn.values(self.by_kept, doc_id(kept)):
+            data = txn.get(dropped, db=self.drops)
+            if data is not None:
+                drops.append(self._drop(txn, data))
+        drops.sort(key=lambda d: (d.distance, d.key))
+        return drops
+
+    def stream(self, read: Callable[[], Any]) -> Iterator[Drop]:
+        """Every drop record, oldest first, a chunk per short read transaction."""
+        after: bytes | None = None
+        while True:
+            with read() as txn:
+                chunk = []
+                for seq, dropped in txn.scan(self.order, after):
+                    if seq == after:
+                        continue
+                    data = txn.get(dropped, db=self.drops)
+                    if data is not None:
+                        chunk.append((bytes(seq), self._drop(txn, data)))
+                    if len(chunk) == CHUNK:
+                        break
+            if not chunk:
+                return
+            after = chunk[-1][0]
+            for _, drop in chunk:
+                yield drop
+
+    def _drop(self, txn: Txn, data: bytes) -> Drop:
+        _, seen, distance, fingerprint, kept_id, key, record = decode_drop(data)
+        kept_data = txn.get(kept_id, db=self.docs)
+        kept = None if kept_data is None else decode_key(kept_data)[1]
+        return Drop(key, fingerprint, kept, distance, seen, record)
+
+    # -- checking --------------------------------------------------------------------------
+
+    def problems(self, txn: Txn) -> list[str]:
+        """What is wrong with the drop records (``verify``): each decodable, stored under
+        its key's id, in the arrival order under its sequence number, linked from the
+        document it was dropped against, which exists."""
+        problems: list[str] = []
+        ordered = 0
+        links = 0
+        for dropped, data in txn.scan(self.drops):
+            try:
+                seq, _, _, _, kept, key, _ = decode_drop(data)
+            except DamagedIndexError as exc:
+                problems.append(f"drop record {bytes(dropped).hex()}: {exc}")
+                continue
+            if doc_id(key) != dropped:
+                problems.append(f"drop record of {key!r} is stored under another id")
+            if txn.get(SEQUENCE.pack(seq), db=self.order) != dropped:
+                problems.append(f"drop record of {key!r} is not in the arrival order")
+            else:
+                ordered += 1
+            if dropped not in {bytes(v) for v in txn.values(self.by_kept, kept)}:
+                problems.append(f"drop record of {key!r} is not linked from its kept page")
+            else:
+                links += 1
+            if txn.get(kept, db=self.docs) is None:
+                problems.append(f"drop record of {key!r} names a kept page that is not stored")
+        if txn.count(self.order) != ordered:
+            problems.append(
+                f"{txn.count(self.order)} drops in the arrival order, {ordered} recorded there"
+            )
+        if txn.count(self.by_kept) != links:
+            problems.append(f"{txn.count(self.by_kept)} drop links, {links} recorded")
+        return problems

@@ -1,0 +1,349 @@
+"""Drop records: what a crawl dropped, and of which page, kept in the index (real LMDB, real
+crawls of the loopback site, the real command line)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import lmdb
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_simhash.cli import main
+from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.index.records import doc_id
+from tests.test_scrapy_crawl import ARTICLES, COPIES, MIDDLEWARE, SITE, crawl
+
+A = 0x0123456789ABCDEF
+B = 0xFEDCBA9876543210
+C = 0x5555AAAA5555AAAA
+NOW = float(int(time.time()))
+
+
+def near(fingerprint: int, *bits: int) -> int:
+    for bit in bits:
+        fingerprint ^= 1 << bit
+    return fingerprint
+
+
+@pytest.fixture
+def index(tmp_path):
+    with SimhashIndex(tmp_path / "ix", drop_records=100) as ix:
+        ix.insert(A, "a", title="A")
+        ix.insert(B, "b")
+        yield ix
+
+
+# -- the index -------------------------------------------------------------------------------
+
+
+def test_a_near_duplicate_is_recorded_with_its_record(index):
+    before = time.time()
+    assert index.check_and_insert(near(A, 3, 60), "a-copy", title="Copy").key == "a"
+    drop = index.dropped("a-copy")
+    assert (drop.key, drop.kept, drop.distance) == ("a-copy", "a", 2)
+    assert drop.fingerprint == near(A, 3, 60)
+    assert drop.record == {"title": "Copy"}
+    assert before <= drop.seen <= time.time()
+    assert "a-copy" not in index and len(index) == 2  # a drop is not an entry
+    assert [d.key for d in index.drops_of("a")] == ["a-copy"]
+    assert index.drops_of("b") == [] and index.dropped("a") is None
+    assert index.drop_count() == 1 and index.stats()["drops"] == 1
+    assert index.verify() == []
+
+
+def test_nothing_is_recorded_without_drop_records(tmp_path):
+    with SimhashIndex(tmp_path / "ix") as ix:
+        ix.insert(A, "a")
+        assert ix.check_and_insert(near(A, 1), "copy").key == "a"
+        assert ix.dropped("copy") is None and ix.drop_count() == 0
+        assert list(ix.drops()) == []
+
+
+def test_a_key_dropped_again_keeps_one_record_the_newest(index):
+    index.check_and_insert(near(A, 1), "copy", seen=100.0)
+    index.check_and_insert(near(B, 1, 2), "copy", seen=200.0)
+    drop = index.dropped("copy")
+    assert (drop.kept, drop.distance, drop.seen) == ("b", 2, 200.0)
+    assert index.drops_of("a") == [] and [d.key for d in index.drops_of("b")] == ["copy"]
+    assert index.drop_count() == 1 and index.verify() == []
+
+
+@pytest.mark.parametrize("how", ["insert", "check_and_insert", "insert_many"])
+def test_a_dropped_key_stored_later_loses_its_record(index, how):
+    index.check_and_insert(near(A, 1), "page")
+    assert index.dropped("page") is not None
+    if how == "insert":
+        index.insert(C, "page")
+    elif how == "check_and_insert":  # the page changed: no longer near anything
+        assert index.check_and_insert(C, "page") is None
+    else:
+        assert index.insert_many([(C, "page", {}), (near(C, 30, 31, 32, 33, 34), "x", {})]) == 2
+    assert index.dropped("page") is None and "page" in index
+    assert index.drop_count() == 0 and index.verify() == []
+
+
+def test_removing_a_kept_page_removes_the_records_against_it(index):
+    for i in range(3):
+        index.check_and_insert(near(A, i), f"a{i}")
+    index.check_and_insert(near(B, 9), "b0")
+    assert index.remove("a")
+    assert [index.dropped(f"a{i}") for i in range(3)] == [None] * 3
+    assert index.dropped("b0").kept == "b"
+    # A dropped key's own record goes with remove() or forget_drop().
+    assert index.remove("b0") and index.dropped("b0") is None
+    index.check_and_insert(near(B, 9), "b1")
+    assert index.forget_drop("b1") and not index.forget_drop("b1")
+    assert not index.remove("never-seen")
+    assert index.drop_count() == 0 and index.verify() == []
+
+
+def test_the_oldest_records_are_evicted_beyond_the_bound(tmp_path):
+    path = tmp_path / "ix"
+    with SimhashIndex(path, drop_records=3) as ix:
+        ix.insert(A, "a")
+        for i in range(5):
+            ix.check_and_insert(near(A, i), f"c{i}")
+        assert [d.key for d in ix.drops()] == ["c2", "c3", "c4"]  # oldest first
+        assert [d.key for d in ix.drops_of("a")] == ["c2", "c3", "c4"]
+        assert ix.verify() == []
+    # The bound is the writer's: a smaller one evicts at the next drop, a read keeps all.
+    with SimhashIndex(path, readonly=True) as ix:
+        assert ix.drop_count() == 3
+    with SimhashIndex(path, drop_records=1) as ix:
+        ix.check_and_insert(near(A, 7), "c7")
+        assert [d.key for d in ix.drops()] == ["c7"] and ix.verify() == []
+
+
+def test_record_drop_writes_a_record_for_a_stored_page(index):
+    index.record_drop(near(B, 4), "later", "b", 1, title="T", seen=50.0)
+    drop = index.dropped("later")
+    assert (drop.kept, drop.distance, drop.seen, drop.record) == ("b", 1, 50.0, {"title": "T"})
+    with pytest.raises(ValueError, match="'nowhere' is not stored"):
+        index.record_drop(1, "x", "nowhere", 0)
+    with pytest.raises(ValueError, match=r"distance must be in 0\.\.8"):
+        index.record_drop(1, "x", "b", 9)
+
+
+def test_groups_join_near_pages_and_their_dropped_copies(index):
+    index.insert(near(A, 10, 20), "a-twin")  # stored near "a" (another crawl, say)
+    index.insert(C, "c")
+    index.check_and_insert(near(A, 1), "a-copy")
+    index.check_and_insert(near(C, 5, 6, 7), "c-copy")
+    groups = index.groups()
+    assert [(g.kept, [d.key for d in g.dropped]) for g in groups] == [
+        (["a", "a-twin"], ["a-copy"]),
+        (["c"], ["c-copy"]),
+    ]
+    assert [m for m in index.clusters()] == [["a", "a-twin"]]  # clusters: stored pages only
+
+
+def test_verify_names_a_damaged_drop_record(tmp_path):
+    path = tmp_path / "ix"
+    with SimhashIndex(path, drop_records=10) as ix:
+        ix.insert(A, "a")
+        ix.check_and_insert(near(A, 1), "c1")
+        ix.check_and_insert(near(A, 2), "c2")
+    env = lmdb.open(str(path), max_dbs=80)
+    try:
+        with env.begin(write=True) as txn:
+            order = env.open_db(b"dseq", txn=txn)
+            txn.delete((1).to_bytes(8, "big"), db=order)  # c1's place in the arrival order
+            drops = env.open_db(b"drops", txn=txn)
+            c2 = doc_id("c2")
+            txn.put(c2, txn.get(c2, db=drops)[:20], db=drops)  # c2's record cut short
+    finally:
+        env.close()
+    with SimhashIndex(path, readonly=True) as ix:
+        problems = ix.verify()
+    assert f"drop record {doc_id('c2').hex()}: index damaged: a drop record cannot be" in (
+        " ".join(problems)
+    )
+    assert "drop record of 'c1' is not in the arrival order" in problems
+
+
+def test_reset_empties_the_drop_records(tmp_path):
+    with SimhashIndex(tmp_path / "ix", drop_records=10) as ix:
+        ix.insert(A, "a")
+        ix.check_and_insert(near(A, 1), "c1")
+    with SimhashIndex(tmp_path / "ix", reset=True, drop_records=10) as ix:
+        assert ix.drop_count() == 0 and len(ix) == 0
+        ix.insert(A, "a")
+        ix.check_and_insert(near(A, 1), "c1")
+        assert [d.key for d in ix.drops()] == ["c1"] and ix.verify() == []
+
+
+# -- crawls ----------------------------------------------------------------------------------
+
+
+def _records(tmp_path) -> dict[str, tuple[str, int, str]]:
+    with SimhashIndex(tmp_path / "simhash" / "site", readonly=True) as ix:
+        return {d.key: (d.kept, d.distance, d.record.get("title")) for d in ix.drops()}
+
+
+def _title(path: str) -> str:
+    html = (SITE / path.split("?")[0].lstrip("/")).read_text("utf-8")
+    return " ".join(html.split("<title>", 1)[1].split("</title>", 1)[0].split())
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_records_each_drop_by_default(site, tmp_path):
+    result = await crawl(MIDDLEWARE, tmp_path, site)
+    assert result.simhash["simhash/duplicate"] == len(COPIES)
+    expected = {
+        site.url(page): (site.url(of), distance, _title(page))
+        for page, (of, distance) in COPIES.items()
+    }
+    assert _records(tmp_path) == expected
+    with SimhashIndex(tmp_path / "simhash" / "site", readonly=True) as ix:
+        assert ix.get(site.url(ARTICLES[0])).record["title"] == _title(ARTICLES[0])
+        runs = {d.record["run"] for d in ix.drops()} | {m.record["run"] for m in ix.items()}
+        assert len(runs) == 1  # the crawl's id, on its entries and its drops
+    # A second crawl decides the dropped URLs again, against the same pages.
+    result = await crawl(MIDDLEWARE, tmp_path, site)
+    assert result.simhash["simhash/duplicate"] == len(COPIES) + len(ARTICLES)
+    assert _records(tmp_path) == expected
+
+
+@deferred_f_from_coro_f
+async def test_drop_records_can_be_bounded_or_turned_off(site, tmp_path):
+    await crawl({**MIDDLEWARE, "SIMHASH_DROP_RECORDS_MAX": 2}, tmp_path / "two", site)
+    last_two = [site.url(page) for page in list(COPIES)[-2:]]  # the site's order, one at a time
+    assert sorted(_records(tmp_path / "two")) == sorted(last_two)
+    result = await crawl({**MIDDLEWARE, "SIMHASH_DROP_RECORDS": False}, tmp_path / "off", site)
+    assert result.simhash["simhash/duplicate"] == len(COPIES)
+    assert _records(tmp_path / "off") == {}
+
+
+@deferred_f_from_coro_f
+async def test_a_dry_run_records_what_it_would_drop(site, tmp_path):
+    result = await crawl({**MIDDLEWARE, "SIMHASH_DRY_RUN": True}, tmp_path, site)
+    assert len(result.kept) == len(ARTICLES) + len(COPIES)  # nothing dropped
+    with SimhashIndex(tmp_path / "simhash" / "site", readonly=True) as ix:
+        drops = list(ix.drops())
+    assert sorted(d.key for d in drops) == sorted(site.url(p) for p in COPIES)
+    assert all(d.record["dry_run"] is True for d in drops)
+
+
+# -- the command line ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def crawled(tmp_path):
+    """An index as a crawl leaves it: two kept pages, three copies dropped against them."""
+    path = tmp_path / "ix"
+    now = NOW
+    with SimhashIndex(path, drop_records=100) as ix:
+        ix.insert(A, "https://a.example/story", title="Story", seen=now - 40 * 86400)
+        ix.insert(B, "https://b.example/other", title="Other", seen=now)
+        ix.check_and_insert(near(A, 1, 2), "https://c.example/copy", title="Copy", seen=now)
+        ix.check_and_insert(near(A), "https://a.example/story?utm=x", seen=now - 35 * 86400)
+        ix.check_and_insert(near(B, 5), "https://d.example/mirror", title="Mirror", seen=now)
+    return str(path)
+
+
+def cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def test_explain_answers_for_a_dropped_url(capsys, crawled):
+    code, out, _ = cli(capsys, "explain", crawled, "https://c.example/copy")
+    lines = dict(line.split(": ", 1) for line in out.splitlines())
+    assert code == 0
+    assert lines["url"].strip() == "https://c.example/copy"
+    when, what = lines["dropped"].strip().split(": ", 1)
+    assert what == "duplicate of https://a.example/story at distance 2"
+    assert when == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(NOW))
+    assert lines["fingerprint"].strip() == f"{near(A, 1, 2):016x}"
+    assert lines["title"].strip() == "Copy"
+    code, out, _ = cli(capsys, "explain", crawled, "https://c.example/copy", "--json")
+    row = json.loads(out)
+    assert (row["duplicate_of"], row["distance"], row["record"]) == (
+        "https://a.example/story",
+        2,
+        {"title": "Copy"},
+    )
+
+
+def test_explain_of_a_kept_url_lists_its_dropped_copies(capsys, crawled):
+    code, out, _ = cli(capsys, "explain", crawled, "https://a.example/story", "--json")
+    obj = json.loads(out)
+    assert code == 0
+    assert [(c["url"], c["distance"]) for c in obj["dropped_copies"]] == [
+        ("https://a.example/story?utm=x", 0),
+        ("https://c.example/copy", 2),
+    ]
+    code, out, _ = cli(capsys, "explain", crawled, "https://a.example/story")
+    assert "dropped copies: 2 page(s) dropped as its near duplicates" in out
+    assert out.rstrip().endswith("https://c.example/copy")
+
+
+def test_lookup_by_a_dropped_url_uses_its_fingerprint(capsys, crawled):
+    code, out, _ = cli(capsys, "lookup", crawled, "--url", "https://d.example/mirror", "--json")
+    assert code == 0
+    assert [(m["url"], m["distance"]) for m in json.loads(out)] == [("https://b.example/other", 1)]
+    code, _, err = cli(capsys, "lookup", crawled, "--url", "https://nowhere.example/")
+    assert code == 1 and "no entry or drop record for https://nowhere.example/" in err
+
+
+def test_clusters_show_each_kept_page_with_its_copies(capsys, crawled):
+    code, out, _ = cli(capsys, "clusters", crawled)
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert code == 0
+    assert rows == [
+        ["1", "3", "kept", "https://a.example/story"],
+        ["1", "3", "dropped", "0", "https://a.example/story?utm=x"],
+        ["1", "3", "dropped", "2", "https://c.example/copy"],
+        ["2", "2", "kept", "https://b.example/other"],
+        ["2", "2", "dropped", "1", "https://d.example/mirror"],
+    ]
+    code, out, _ = cli(capsys, "clusters", crawled, "--jsonl")
+    first = json.loads(out.splitlines()[0])
+    assert first["urls"] == ["https://a.example/story"]
+    assert [d["url"] for d in first["dropped"]] == [
+        "https://a.example/story?utm=x",
+        "https://c.example/copy",
+    ]
+
+
+def test_info_and_verify_count_the_drop_records(capsys, crawled):
+    assert cli(capsys, "info", crawled, "--json")[1].count('"drop_records": 3') == 1
+    code, out, _ = cli(capsys, "verify", crawled)
+    assert (code, out) == (0, "ok: 2 entries, 4 tables and 3 drop records agree\n")
+
+
+def test_remove_takes_the_drop_records_with_the_kept_page(capsys, crawled):
+    code, out, _ = cli(capsys, "remove", crawled, "--url", "https://a.example/story", "--json")
+    obj = json.loads(out)
+    assert code == 0
+    assert (obj["count"], obj["left"], obj["drop_records_left"]) == (1, 1, 1)
+    assert sorted(obj["drop_records_removed"]) == [
+        "https://a.example/story?utm=x",
+        "https://c.example/copy",
+    ]
+    code, out, _ = cli(capsys, "remove", crawled, "--url", "https://d.example/mirror")
+    assert code == 0 and "drop records: 1 removed, 0 left" in out
+    with SimhashIndex(crawled, readonly=True) as ix:
+        assert ix.drop_count() == 0 and ix.verify() == []
+
+
+def test_remove_older_than_takes_old_drop_records_too(capsys, crawled):
+    code, out, _ = cli(capsys, "remove", crawled, "--older-than", "30", "--dry-run", "--json")
+    obj = json.loads(out)
+    assert code == 0
+    assert obj["removed"] == ["https://a.example/story"]
+    # the old drop (35 days) and the new copy dropped against the old story
+    assert sorted(obj["drop_records_removed"]) == [
+        "https://a.example/story?utm=x",
+        "https://c.example/copy",
+    ]
+    assert obj["drop_records_left"] == 1
+    with SimhashIndex(crawled, readonly=True) as ix:
+        assert ix.drop_count() == 3  # a dry run
+    cli(capsys, "remove", crawled, "--older-than", "30")
+    with SimhashIndex(crawled, readonly=True) as ix:
+        assert [d.key for d in ix.drops()] == ["https://d.example/mirror"]
