@@ -226,6 +226,10 @@ async def test_a_write_that_fails_once_is_retried_and_loses_nothing(
     with SimhashIndex(disk / "simhash" / "site", readonly=True) as index:
         assert index.verify() == []
         assert sorted(index.keys()) == sorted(site.url(f"/gen/{i}.html") for i in range(ARTICLES))
+        # The drops of the lost batch were recorded again with its pages.
+        drops = list(index.drops())
+        assert len(drops) == len(COPIED)
+        assert {d.kept for d in drops} <= set(index.keys())
 
 
 @deferred_f_from_coro_f
