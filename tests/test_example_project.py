@@ -254,7 +254,7 @@ def normalized(lines: list[str], root: Path) -> list[str]:
 
 @pytest.mark.parametrize(
     ("section", "commands"),
-    [("The example crawl", 2), ("Command line: `scrapy-simhash`", 10)],
+    [("The example crawl", 3), ("Command line: `scrapy-simhash`", 10)],
     ids=["example-crawl", "sample-session"],
 )
 def test_readme_sessions_run_as_printed(crawled_root, tmp_path, section, commands):

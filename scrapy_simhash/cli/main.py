@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from . import commands
+from . import commands, report
 from .output import CliError, CliUsage, Output
 
 __all__ = ["build_parser", "main"]
@@ -175,6 +175,17 @@ def build_parser(prog: str = PROG, spiders: bool = False) -> argparse.ArgumentPa
         help="entries first seen, and drops recorded, more than DAYS ago",
     )
     cmd.add_argument("--dry-run", action="store_true", help="show the count, remove nothing")
+
+    cmd = add(
+        "report",
+        report.cmd_report,
+        "one HTML page on the drops: sites, distances, groups, a URL search",
+        "INDEX -o report.html",
+    )
+    cmd.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the page to write (- for stdout)"
+    )
+    _k_option(cmd)
 
     add("verify", commands.cmd_verify, "check tables against documents (exit 1 on damage)", "INDEX")
 

@@ -1,0 +1,217 @@
+"""``scrapy-simhash report``: the page parsed, and rendered in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import lxml.html
+import pytest
+
+from scrapy_simhash.cli import main
+from scrapy_simhash.cli import report as report_module
+from scrapy_simhash.index import SimhashIndex
+
+A = 0x0123456789ABCDEF
+B = 0xFEDCBA9876543210
+HOSTILE = 'Breaking </script><script>document.title="owned"</script> & <b>news</b>'
+
+
+def near(fingerprint: int, *bits: int) -> int:
+    for bit in bits:
+        fingerprint ^= 1 << bit
+    return fingerprint
+
+
+@pytest.fixture
+def index_path(tmp_path) -> str:
+    """Two stories on a.example: one copied twice by b.example and once by c.example, the
+    other copied once by b.example, with a title and a URL written to break the page."""
+    path = str(tmp_path / "ix")
+    with SimhashIndex(path, drop_records=100) as ix:
+        ix.insert(A, "https://a.example/story", title="Story", seen=1_700_000_000.0)
+        ix.insert(B, "https://a.example/other", title=HOSTILE, seen=1_700_000_100.0)
+        ix.check_and_insert(near(A, 1), "https://b.example/copy-1", title="Copy 1")
+        ix.check_and_insert(near(A, 1, 2), "https://b.example/copy-2", title="Copy 2")
+        ix.check_and_insert(near(A), "https://c.example/story?x=<y>", title="Copy 3")
+        ix.check_and_insert(near(B, 1, 2, 3), "https://b.example/other", title=HOSTILE)
+    return path
+
+
+def make(capsys, index_path: str, out: Path, *options: str) -> lxml.html.HtmlElement:
+    code = main(["report", index_path, "-o", str(out), *options])
+    stdout, stderr = capsys.readouterr()
+    assert (code, stderr) == (0, "")
+    assert stdout == f"report: {out}\n"
+    return lxml.html.fromstring(out.read_bytes())
+
+
+def cells(row: lxml.html.HtmlElement) -> list[str]:
+    return [" ".join(td.text_content().split()) for td in row.xpath("./td")]
+
+
+def test_the_report_holds_totals_sites_distances_groups_and_urls(capsys, index_path, tmp_path):
+    page = make(capsys, index_path, tmp_path / "report.html")
+    cards = [(c.findtext("b"), c.findtext("span")) for c in page.cssselect(".card")]
+    assert cards[:3] == [
+        ("2", "pages kept (entries)"),
+        ("4", "drops recorded"),
+        ("2", "sites with dropped pages"),
+    ]
+    # Who copies whom: b.example copied a.example three times, c.example once.
+    rows = [cells(r) for r in page.cssselect("#sites tr")[1:]]
+    assert [r[:3] for r in rows] == [
+        ["b.example", "a.example", "3"],
+        ["c.example", "a.example", "1"],
+    ]
+    # One bar per distance 0..k, each as tall as its count is large.
+    bars = page.cssselect("#distances rect")
+    assert [b.findtext("title") for b in bars] == [
+        "distance 0: 1 drops",
+        "distance 1: 1 drops",
+        "distance 2: 1 drops",
+        "distance 3: 1 drops",
+    ]
+    assert len({b.get("height") for b in bars}) == 1
+    groups = page.cssselect("#groups .group")
+    assert [g.findtext("h3") for g in groups] == ["Group 1: 4 pages", "Group 2: 2 pages"]
+    rows = groups[0].cssselect("tr")[1:]
+    first = [(*cells(r)[:2], r.findtext(".//a"), r.findtext(".//div")) for r in rows]
+    assert first == [
+        ("kept", "", "https://a.example/story", "Story"),
+        ("dropped", "0", "https://c.example/story?x=<y>", "Copy 3"),
+        ("dropped", "1", "https://b.example/copy-1", "Copy 1"),
+        ("dropped", "2", "https://b.example/copy-2", "Copy 2"),
+    ]
+    assert cells(rows[0])[3] == "2023-11-14T22:13:20Z"
+    # The search box's URLs: every drop and every entry, each with what it is.
+    data = json.loads(page.get_element_by_id("urls").text)
+    assert sorted(map(tuple, data)) == sorted(
+        [
+            ("dropped", "https://b.example/copy-1", "https://a.example/story", 1),
+            ("dropped", "https://b.example/copy-2", "https://a.example/story", 2),
+            ("dropped", "https://c.example/story?x=<y>", "https://a.example/story", 0),
+            ("dropped", "https://b.example/other", "https://a.example/other", 3),
+            ("kept", "https://a.example/story", None, None),
+            ("kept", "https://a.example/other", None, None),
+        ]
+    )
+    assert page.get_element_by_id("left-out", None) is None
+
+
+def test_the_report_is_self_contained_and_escapes_what_it_shows(capsys, index_path, tmp_path):
+    out = tmp_path / "report.html"
+    page = make(capsys, index_path, out)
+    text = out.read_text("utf-8")
+    # Nothing is fetched: no external script, style, image or frame.
+    assert page.xpath("//*[@src]") == [] and page.xpath("//link") == []
+    assert [s.get("type") for s in page.xpath("//script")] == ["application/json", None]
+    assert "document.title=" not in page.xpath("//script[not(@type)]")[0].text
+    # The hostile title is text on the page, never markup.
+    assert HOSTILE in page.text_content()
+    assert page.findtext(".//title").startswith("scrapy-simhash report")
+    assert "<b>news</b>" not in text and "</script><script>" not in text
+
+
+def test_the_report_bounds_its_lists_and_says_what_it_left_out(
+    capsys, index_path, tmp_path, monkeypatch
+):
+    limits = {**report_module.LIMITS, "groups": 1, "copies": 2, "site_pairs": 1, "urls": 3}
+    monkeypatch.setattr(report_module, "LIMITS", limits)
+    page = make(capsys, index_path, tmp_path / "report.html")
+    assert len(page.cssselect("#groups .group")) == 1
+    assert len(page.cssselect("#groups .group tr")) == 1 + 1 + 2  # head, kept, two copies
+    assert len(json.loads(page.get_element_by_id("urls").text)) == 3
+    notes = [" ".join(li.text_content().split()) for li in page.cssselect("#left-out li")]
+    assert notes == [
+        "1 smaller groups",
+        "1 copies of group 1",
+        "1 less frequent site pairs",
+        "3 URLs from the search box",
+    ]
+
+
+def test_an_empty_index_gives_a_report_too(capsys, tmp_path):
+    path = str(tmp_path / "empty")
+    SimhashIndex(path).close()
+    page = make(capsys, path, tmp_path / "report.html")
+    assert "No near duplicates" in page.get_element_by_id("groups").text_content()
+    assert json.loads(page.get_element_by_id("urls").text) == []
+
+
+def test_report_errors(capsys, tmp_path):
+    assert main(["report", str(tmp_path / "none"), "-o", str(tmp_path / "r.html")]) == 1
+    assert "no index at" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+]
+
+
+def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    profile = tmp_path / "profile"
+    return subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def png_pixels(data: bytes) -> tuple[int, int, bytes]:
+    """Width, height and the raw scanlines (filter bytes included) of a PNG."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    at, idat, width, height = 8, b"", 0, 0
+    while at < len(data):
+        length, kind = struct.unpack(">I4s", data[at : at + 8])
+        body = data[at + 8 : at + 8 + length]
+        if kind == b"IHDR":
+            width, height = struct.unpack(">II", body[:8])
+        elif kind == b"IDAT":
+            idat += body
+        at += 12 + length
+    return width, height, zlib.decompress(idat)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (.ci/run installs Debian's)")
+def test_the_report_renders_in_headless_chromium(capsys, index_path, tmp_path):
+    out = tmp_path / "report.html"
+    make(capsys, index_path, out)
+    shown = chromium(tmp_path, "--dump-dom", out.as_uri())
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    console = [line for line in shown.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == []  # no script error, no warning
+    dom = lxml.html.fromstring(shown.stdout)
+    assert dom.body.get("data-ready") == "1"  # the script ran to its end
+    results = [" ".join(li.text_content().split()) for li in dom.cssselect("#results li")]
+    assert len(results) == 6
+    assert (
+        "dropped https://b.example/copy-2 duplicate of https://a.example/story at distance 2"
+        in (results)
+    )
+    assert dom.findtext(".//title").startswith("scrapy-simhash report")  # not "owned"
+    picture = tmp_path / "report.png"
+    taken = chromium(tmp_path, "--window-size=1000,1400", f"--screenshot={picture}", out.as_uri())
+    assert taken.returncode == 0, taken.stderr[-2000:]
+    width, height, pixels = png_pixels(picture.read_bytes())
+    assert (width, height) == (1000, 1400)
+    # Not blank: far from one colour (a white page would be all 0xff but the filter bytes).
+    assert len(set(pixels)) > 50
+    assert pixels.count(0xFF) < 0.95 * len(pixels)
