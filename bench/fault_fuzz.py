@@ -1,18 +1,20 @@
 """Seeded fuzzing of a damaged index: what ``scrapy-simhash verify`` and a read make of it.
 
-One index is built (bulk-loaded entries with JSON records, and single inserts into its recent
-tables); then, for each of ``--copies`` copies, 16 random bytes are written over one random
-page of its data file (never the two meta pages), and the copy is checked as a user would:
+One index is built (bulk-loaded entries with JSON records, single inserts into its recent
+tables, and near duplicates recorded as drops); then, for each of ``--copies`` copies, 16
+random bytes are written over one random page of its data file (never the two meta pages),
+and the copy is checked as a user would:
 
 * ``scrapy-simhash verify COPY``: exit status 0 (ok), 1 (damage found) or a signal;
-* where verify says ok, ``scrapy-simhash dump --json COPY`` is compared with the original's
-  dump: a read that fails, or returns other data, is damage that verify missed.
+* where verify says ok, ``scrapy-simhash dump --json COPY`` and ``clusters --json COPY`` (the
+  drop records) are compared with the original's: a read that fails, or returns other data,
+  is damage that verify missed.
 
     python bench/fault_fuzz.py                  # 500 copies, seed 1
     python bench/fault_fuzz.py --copies 50 --seed 7
 
 Printed: how many copies verify called ok / damaged / died by a signal, and of the "ok"
-ones how many dumps failed or differed (with examples).
+ones how many reads failed or differed (with examples).
 """
 
 from __future__ import annotations
@@ -41,13 +43,22 @@ def _cli(*args: str) -> subprocess.CompletedProcess[bytes]:
 
 def build(path: Path, entries: int, seed: int) -> None:
     rng = random.Random(seed)
-    with SimhashIndex(path, expected_size=10**7) as index:
+    stories = [rng.getrandbits(64) for _ in range(entries)]
+    with SimhashIndex(path, expected_size=10**7, drop_records=entries) as index:
         index.insert_many(
-            (rng.getrandbits(64), f"https://example.com/story/{i}", {"run": "a" * 32, "n": i})
-            for i in range(entries)
+            (fp, f"https://example.com/story/{i}", {"run": "a" * 32, "n": i})
+            for i, fp in enumerate(stories)
         )
         for i in range(entries // 20):
             index.insert(rng.getrandbits(64), f"https://example.com/late/{i}", run="b" * 32)
+        for i in range(entries // 20):  # copies one or two bits away: recorded as drops
+            near = stories[i] ^ (1 << rng.randrange(64)) ^ (1 << rng.randrange(64))
+            copy = f"https://copies.example/{i}"
+            assert index.check_and_insert(near, copy, run="c" * 32, title=f"Copy {i}")
+
+
+def _reads(path: Path) -> list[subprocess.CompletedProcess[bytes]]:
+    return [_cli("dump", "--json", str(path)), _cli("clusters", "--json", str(path))]
 
 
 def main() -> int:
@@ -60,8 +71,8 @@ def main() -> int:
     try:
         original = work / "original"
         build(original, args.entries, args.seed)
-        reference = _cli("dump", "--json", str(original))
-        assert reference.returncode == 0, reference.stderr
+        reference = _reads(original)
+        assert all(r.returncode == 0 for r in reference), [r.stderr for r in reference]
         raw = (original / "data.mdb").read_bytes()
         pages = len(raw) // PAGE
         rng = random.Random(args.seed)
@@ -85,27 +96,33 @@ def main() -> int:
                 verdicts["verify: damaged"] += 1
                 continue
             verdicts["verify: ok"] += 1
-            dump = _cli("dump", "--json", str(target))
-            if dump.returncode != 0:
-                verdicts["ok, then dump failed"] += 1
-                missed.append(f"copy {copy} (page {page}): {dump.stderr.decode().strip()[:120]}")
-            elif dump.stdout != reference.stdout:
-                verdicts["ok, then dump differed"] += 1
+            reads = _reads(target)
+            failed = [r for r in reads if r.returncode != 0]
+            if failed:
+                verdicts["ok, then a read failed"] += 1
+                why = failed[0].stderr.decode().strip()[:120]
+                missed.append(f"copy {copy} (page {page}): {why}")
+            elif [r.stdout for r in reads] != [r.stdout for r in reference]:
+                verdicts["ok, then other data"] += 1
                 missed.append(f"copy {copy} (page {page}): other data")
             else:
-                verdicts["ok, and dump identical"] += 1
+                verdicts["ok, reads identical"] += 1
         elapsed = time.perf_counter() - started
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{args.copies} damaged copies of an index of {args.entries:,} entries ({pages} pages)")
+    drops = args.entries // 20
+    print(
+        f"{args.copies} damaged copies of an index of {args.entries:,} entries and {drops:,}"
+        f" drop records ({pages} pages)"
+    )
     print(f"seed {args.seed}, 16 random bytes over one page each, {elapsed:.0f} s")
     for verdict in (
         "verify died by a signal",
         "verify: damaged",
         "verify: ok",
-        "ok, and dump identical",
-        "ok, then dump failed",
-        "ok, then dump differed",
+        "ok, reads identical",
+        "ok, then a read failed",
+        "ok, then other data",
     ):
         print(f"  {verdict:<26} {verdicts[verdict]:>5}")
     for line in missed[:10]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -347,8 +348,67 @@ def test_a_damaged_table_is_refused_at_open_with_one_line(tmp_path):
         with index._tx.storage.write() as txn:
             key, bucket = txn.last(table)
             txn.put(table, key, bucket[:-1])  # a value cut short
-    with pytest.raises(DamagedIndexError, match=r"^index damaged: table 2 has a bucket of "):
+    message = rf"^index damaged: table 2: bucket {key.hex()} fails its checksum$"
+    with pytest.raises(DamagedIndexError, match=message):
         SimhashIndex(path, readonly=True)
     done = _verify(path)
     assert done.returncode == 1
-    assert done.stdout.startswith("problem: index damaged: table 2 has a bucket of ")
+    assert done.stdout.startswith(f"problem: index damaged: table 2: bucket {key.hex()} fails")
+
+
+STRACE = shutil.which("strace")
+EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
+
+
+def _crawl_with_eio(tmp_path: Path, inject: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``scrapy crawl news`` of the example project (inline, its site on a free port), with
+    strace making the index's ``fdatasync`` calls fail with EIO as ``inject`` says. The index
+    is created first, so that every sync the crawl makes is one of its commits."""
+    index_dir = tmp_path / "simhash"
+    SimhashIndex(index_dir / "news", 3, 100_000, drop_records=100_000).close()
+    command = [
+        STRACE, "-f", "-qq", "-o", str(tmp_path / "trace"), "-e", "trace=fdatasync",
+        "-e", f"inject=fdatasync:error=EIO{inject}",
+        sys.executable, "-m", "scrapy", "crawl", "news", "-a", "port=0",
+        "-O", str(tmp_path / "items.jsonl"),
+        "-s", f"SIMHASH_DIR={index_dir}", "-s", "SIMHASH_WORKERS=0", "-s", "LOG_LEVEL=INFO",
+    ]  # fmt: skip
+    done = subprocess.run(
+        command, cwd=EXAMPLE, capture_output=True, text=True, timeout=300, check=False
+    )
+    return done, index_dir / "news"
+
+
+@pytest.mark.skipif(STRACE is None, reason="no strace on PATH (.ci/run installs Debian's)")
+def test_an_injected_io_error_on_every_commit_stops_the_crawl_and_says_so(tmp_path):
+    done, index = _crawl_with_eio(tmp_path, "")
+    log = done.stderr
+    assert done.returncode == 0  # Scrapy's exit status after a stop (README: check the reason)
+    assert "Traceback" not in log
+    assert f"Simhash index {index}: writing failed: mdb_txn_commit: Input/output error." in log
+    assert "'finish_reason': 'simhash_index_error'" in log
+    assert "'simhash/index/errors': 4" in log  # the first commit and its three retries
+    assert "'simhash/index/unsaved': 5" in log  # the five articles, not in the index: said
+    assert "(INJECTED)" in (tmp_path / "trace").read_text()
+    with SimhashIndex(index, readonly=True) as reopened:
+        assert len(reopened) == 0 and reopened.verify() == []
+
+
+@pytest.mark.skipif(STRACE is None, reason="no strace on PATH (.ci/run installs Debian's)")
+def test_an_injected_io_error_on_one_commit_is_retried_and_loses_nothing(tmp_path):
+    done, index = _crawl_with_eio(tmp_path, ":when=1")
+    log = done.stderr
+    assert done.returncode == 0 and "Traceback" not in log
+    assert "'finish_reason': 'finished'" in log
+    assert "'simhash/index/errors': 1" in log
+    assert "written after 1 failed attempts" in log
+    with SimhashIndex(index, readonly=True) as reopened:
+        assert reopened.verify() == []
+        assert sorted(m.key.rsplit("/", 1)[-1] for m in reopened.items()) == [
+            "bakery-award.html",
+            "bike-lanes.html",
+            "coral-survey.html",
+            "heatwave-grid.html",
+            "library-night-school.html",
+        ]
+        assert reopened.drop_count() == 6

@@ -8,7 +8,13 @@ import random
 
 import pytest
 
-from scrapy_simhash.index import FORMAT_VERSION, IndexMismatchError, Match, SimhashIndex
+from scrapy_simhash.index import (
+    FORMAT_VERSION,
+    DamagedIndexError,
+    IndexMismatchError,
+    Match,
+    SimhashIndex,
+)
 from scrapy_simhash.index.layout import build_layout, choose_layout
 from scrapy_simhash.index.records import Buckets, choose_key_bytes, doc_id
 from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION
@@ -699,16 +705,89 @@ def test_verify_names_damage_to_the_recent_tables(tmp_path):
             main.remove(txn, 2 << 40)  # the same
             ix._add_to_tables(txn, 1 << 40)  # in both
             key, value = recent.codec.split(recent.plans[1].forward(6 << 40))
-            bucket = txn.get(key, db=recent.spaces[1])  # lost from one recent table
-            txn.put(recent.spaces[1], key, recent.codec.removed(bucket, value) or b"\0")
+            codec = recent.codec
+            bucket = codec.opened(key, txn.get(key, db=recent.spaces[1]))  # lost from one table
+            txn.put(recent.spaces[1], key, codec.seal(key, codec.removed(bucket, value) or b"\0"))
         problems = ix.verify()
     assert f"table 0 holds {1 << 40:#018x}, in the other level" in problems
     assert f"table 9 lacks {2 << 40:#018x}" in problems
     assert f"table 3 lacks {5 << 40:#018x}" in problems
     assert f"recent table 1 lacks {6 << 40:#018x}" in problems
     width = recent.codec.key_bytes
-    assert f"recent table 1 bucket {key.hex()} has a {width}-byte key and 1 bytes" in problems
+    assert (
+        f"recent table 1: index damaged: bucket {key.hex()} has a {width}-byte key and 1 bytes"
+        " of values" in problems
+    )
     assert "4 recent fingerprints counted, 3 held" in problems
+
+
+def test_records_drops_and_buckets_end_in_their_crc32(tmp_path):
+    """The format 4 layouts, rebuilt here with struct and zlib: a document record, a drop
+    record and a bucket, each followed by the big-endian CRC-32 of what precedes it (a
+    bucket's seeded with its key)."""
+    import hashlib
+    import struct
+    import zlib
+
+    import lmdb
+
+    path = tmp_path / "ix"
+    with SimhashIndex(path, drop_records=5) as ix:
+        ix.insert(0x0123456789ABCDEF, "https://a/", title="T", seen=1000.5)
+        ix.check_and_insert(0x0123456789ABCDEE, "https://b/", seen=2000.0)
+    doc = hashlib.blake2b(b"https://a/", digest_size=16).digest()
+    dropped = hashlib.blake2b(b"https://b/", digest_size=16).digest()
+    record = struct.pack(">QdI", 0x0123456789ABCDEF, 1000.5, 10) + b'https://a/{"title":"T"}'
+    drop = struct.pack(">QdBQ16sI", 1, 2000.0, 1, 0x0123456789ABCDEE, doc, 10) + b"https://b/"
+    # 4 tables of 16-bit prefixes, 2-byte bucket keys: table 0 keeps the fingerprint's order.
+    bucket_key, values = bytes.fromhex("0123"), bytes.fromhex("456789abcdef")
+    crc = zlib.crc32
+    env = lmdb.open(str(path), readonly=True, max_dbs=80, lock=False)
+    try:
+        with env.begin() as txn:
+            stored = {
+                name: dict(txn.cursor(env.open_db(name, txn=txn, create=False)))
+                for name in (b"docs", b"drops", b"t00")
+            }
+    finally:
+        env.close()
+    assert stored[b"docs"][doc] == record + crc(record).to_bytes(4, "big")
+    assert stored[b"drops"][dropped] == drop + crc(drop).to_bytes(4, "big")
+    seal = crc(values, crc(bucket_key)).to_bytes(4, "big")
+    assert stored[b"t00"] == {bucket_key: values + seal}
+
+
+def test_a_flipped_bit_in_a_bucket_or_record_is_damage_not_a_wrong_answer(tmp_path, monkeypatch):
+    import lmdb
+
+    from scrapy_simhash.index import index as index_module
+
+    path = tmp_path / "ix"
+    with SimhashIndex(path) as ix:
+        ix.insert(0x0123456789ABCDEF, "a")
+        ix.insert(0xFEDCBA9876543210, "b")
+    env = lmdb.open(str(path), max_dbs=80)
+    try:
+        with env.begin(write=True) as txn:
+            t01 = env.open_db(b"t01", txn=txn)
+            key, value = next(iter(txn.cursor(t01)))
+            txn.put(key, bytes([value[0] ^ 0x10]) + value[1:], db=t01)  # a bit of a value
+            docs = env.open_db(b"docs", txn=txn)
+            key, value = list(txn.cursor(docs))[-1]
+            txn.put(key, value[:8] + bytes([value[8] ^ 1]) + value[9:], db=docs)  # of `seen`
+    finally:
+        env.close()
+    with pytest.raises(DamagedIndexError, match="fails its checksum"):
+        SimhashIndex(path, readonly=True).close()  # the open's check reads both ends
+    monkeypatch.setattr(index_module, "quick_check", lambda *args: None)  # verify, then
+    with SimhashIndex(path, readonly=True) as ix:
+        with pytest.raises(DamagedIndexError, match="fails its checksum"):
+            ix.query(0x0123456789ABCDEF)  # every read checks what it reads
+        problems = ix.verify()
+    assert any(
+        "table 1: index damaged: bucket" in p and "fails its checksum" in p for p in problems
+    )
+    assert any("a document record fails its checksum" in p for p in problems)
 
 
 def _stored_digest(path) -> str:
@@ -736,8 +815,8 @@ def _stored_digest(path) -> str:
 @pytest.mark.parametrize(
     ("expected_size", "golden"),
     [
-        (1000, "f72ae2cf35977578a6d84c96866ec67a6eb0f7694023809652d911804bc49b88"),
-        (10**7, "4163c30e00a5c3ba44b996252664830222f9cc3aa75369e9acebbded1124bf45"),
+        (1000, "01b53e3c2a50d2e1bcecec97a2ce6c4f98047620504f1eb52869b0bf14736823"),
+        (10**7, "33a9d03d401f65a3eaa6702326591ad9b21a016fad8d306ae910675e2a5571d6"),
     ],
     ids=["4 tables", "10 tables and 4 recent ones"],
 )

@@ -18,16 +18,15 @@ def _ci_commands() -> list[str]:
     return [line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))]
 
 
-def test_ci_installs_chromium_then_runs_the_readme_test_command() -> None:
+def test_ci_installs_chromium_and_strace_then_runs_the_readme_test_command() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    browser, first = _ci_commands()[:2]
-    # Only where it is missing, and a failed install does not stop CI (the test skips).
-    assert browser.startswith("command -v chromium >/dev/null || {")
-    assert "apt-get install -y -qq --no-install-recommends chromium;" in browser
-    assert browser.endswith(
-        '} || echo "Chromium could not be installed: the report\'s browser test will skip"'
+    tools, first = _ci_commands()[:2]
+    # Only where missing, and a failed install does not stop CI (the tests skip).
+    assert tools.startswith("command -v chromium >/dev/null && command -v strace >/dev/null || {")
+    assert "apt-get install -y -qq --no-install-recommends chromium strace;" in tools
+    assert tools.endswith(
+        '} || echo "Chromium or strace could not be installed: the tests that need them will skip"'
     )
-    # Under `set -e`, a failure before the last command of an `&&` list goes on to the next line.
     assert first.endswith(" || exit")
     assert first.removesuffix(" || exit") in readme.splitlines()
 

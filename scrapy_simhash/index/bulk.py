@@ -32,6 +32,7 @@ from .records import (
     Entry,
     check_fingerprint,
     check_key,
+    sealed,
 )
 
 #: A fingerprint link entry: 8-byte fingerprint, 16-byte document id.
@@ -103,7 +104,7 @@ class Prepared:
         header["fp"] = self.fingerprints[at]
         header["seen"] = self.now
         header["len"] = np.fromiter(map(len, data), dtype=np.uint32, count=len(data))
-        records = map(operator.add, header.view(f"V{HEADER.size}").tolist(), data)
+        records = map(sealed, map(operator.add, header.view(f"V{HEADER.size}").tolist(), data))
         return zip(ids, records, strict=True)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .records import Entry, decode_doc, decode_header, doc_id
+from .records import DamagedIndexError, Entry, decode_doc, decode_header, doc_id
 from .storage import Space, Txn
 
 #: Document records read per short read transaction when streaming.
@@ -112,7 +112,12 @@ class Documents:
                 data = txn.get(docid, db=self.docs)
                 if data is None:
                     continue
-                _, key, record = decode_doc(data)
+                stored, key, record = decode_doc(data)
+                if stored != fingerprint:
+                    raise DamagedIndexError(
+                        f"index damaged: fingerprint {fingerprint:#018x} links the document"
+                        f" {key!r} of {stored:#018x}"
+                    )
                 matches.append(Match(fingerprint, key, distance, record))
         matches.sort(key=lambda m: (m.distance, m.key))
         return matches

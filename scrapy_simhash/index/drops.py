@@ -7,7 +7,7 @@ copies. Three spaces hold them:
 
 * ``drops``: the dropped key's id (16 bytes, as a document's) -> ``sequence (8) | time
   (float64) | distance (1) | fingerprint (8) | kept document id (16) | key length (4) | key |
-  JSON of the record`` (the record the page would have been stored with);
+  JSON of the record | CRC-32 (4)`` (the record the page would have been stored with);
 * ``dseq``: sequence (8, big-endian) -> dropped key's id, the order of arrival, so that the
   oldest records are evicted first when there are more than the index's writer allows;
 * ``dkept``: kept document id -> the ids of the keys dropped against it (a multi space).
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .records import DamagedIndexError, Entry, decode_key, doc_id
+from .records import DamagedIndexError, Entry, decode_key, doc_id, sealed, unsealed
 from .storage import Space, Txn
 
 DROPS = b"drops"
@@ -59,6 +59,7 @@ def _damaged(exc: Exception) -> DamagedIndexError:
 
 def decode_drop(data: bytes) -> tuple[int, float, int, int, bytes, str, dict[str, Any]]:
     """(sequence, time, distance, fingerprint, kept id, key, record) of a drop record."""
+    data = unsealed(data, "a drop record")
     try:
         seq, seen, distance, fingerprint, kept, key_len = HEADER.unpack_from(data)
         start = HEADER.size
@@ -105,7 +106,7 @@ class Drops:
         txn.put(self.meta, LAST, str(seq).encode())
         seen = now if entry.seen is None else entry.seen
         header = HEADER.pack(seq, seen, distance, fingerprint, doc_id(kept), entry.key_len)
-        txn.put(self.drops, dropped, header + entry.payload)
+        txn.put(self.drops, dropped, sealed(header + entry.payload))
         txn.put(self.order, SEQUENCE.pack(seq), dropped)
         txn.put(self.by_kept, doc_id(kept), dropped)
         self.evict(txn, limit)

@@ -33,14 +33,13 @@ def quick_check(txn: Txn, docs: Documents, levels: Levels) -> None:
         decode_doc(data)
     tables = [levels.main] if levels.recent is None else [levels.main, levels.recent]
     for level in tables:
-        codec = level.codec
         for i, space in enumerate(level.spaces):
             for key, bucket in _ends(txn, space):
-                if len(key) != codec.key_bytes or not bucket or len(bucket) % codec.width:
-                    raise DamagedIndexError(
-                        f"index damaged: {level.name} {i} has a bucket of a {len(key)}-byte key"
-                        f" and {len(bucket)} bytes"
-                    )
+                try:
+                    level.codec.opened(key, bucket)
+                except DamagedIndexError as exc:
+                    what = str(exc).removeprefix("index damaged: ")
+                    raise DamagedIndexError(f"index damaged: {level.name} {i}: {what}") from None
 
 
 def _ends(txn: Txn, space: Space) -> list[tuple[bytes, bytes]]:

@@ -21,7 +21,7 @@ from .tables import COUNT, RECENT, RECENT_SIZE
 #: Version of the stored format written by this package; other versions are refused.
 #: 2: tables of sorted buckets (1 had a DUPSORT entry per fingerprint and table).
 #: 3: recent tables beside the main ones.
-#: 4: drop records (``drops``, ``dseq``, ``dkept``).
+#: 4: drop records (``drops``, ``dseq``, ``dkept``); a CRC-32 ending every record and bucket.
 FORMAT_VERSION = 4
 #: k of a new index when none is given.
 DEFAULT_MAX_DISTANCE = 3

@@ -3,11 +3,16 @@
 * a document id is the 16-byte BLAKE2b of the key (UTF-8): fixed length, so keys of any
   length (URLs beyond LMDB's 511-byte key limit) fit; the full key is kept in the record;
 * a document record is ``fingerprint (8) | first seen (float64) | key length (4) | key |
-  JSON of the caller's record`` (empty when the record is empty);
+  JSON of the caller's record (empty when the record is empty) | CRC-32 (4)``;
 * a table holds one LMDB entry per *bucket*: the top ``key_bytes`` bytes of permuted
   fingerprints as the key, and as the value the other ``8 - key_bytes`` bytes of every
   permuted fingerprint in the bucket, concatenated in ascending order (a sorted run of
-  fixed-width big-endian numbers, searched by bisection).
+  fixed-width big-endian numbers, searched by bisection), then a CRC-32 of the key and those
+  bytes (4).
+
+The checksums (big-endian CRC-32, :func:`sealed`) let every read tell damaged data from good
+data: a record or bucket whose checksum fails raises :class:`DamagedIndexError` naming it,
+instead of decoding into wrong values.
 """
 
 from __future__ import annotations
@@ -16,9 +21,12 @@ import hashlib
 import json
 import operator
 import struct
+import zlib
 from typing import Any
 
 HEADER = struct.Struct(">QdI")
+#: Bytes of the CRC-32 that ends every document record, drop record and bucket.
+CHECK = 4
 FINGERPRINT_LIMIT = 1 << 64
 #: Largest number of fingerprints a bucket is sized for at the expected size of an index.
 BUCKET_TARGET = 256
@@ -75,19 +83,41 @@ class Entry:
 
     def data(self, fingerprint: int, seen: float) -> bytes:
         """The document record's bytes."""
-        return HEADER.pack(fingerprint, seen, self.key_len) + self.payload
+        return sealed(HEADER.pack(fingerprint, seen, self.key_len) + self.payload)
 
 
 class DamagedIndexError(ValueError):
     """Something read from the index cannot be decoded: the index is damaged."""
 
 
+def sealed(data: bytes, salt: bytes = b"") -> bytes:
+    """``data`` followed by the CRC-32 of ``salt`` and ``data`` (a bucket's salt is its key,
+    so that a bucket under another key fails too)."""
+    return b"".join((data, zlib.crc32(data, zlib.crc32(salt)).to_bytes(CHECK, "big")))
+
+
+def unsealed(data: bytes, what: str, salt: bytes = b"") -> bytes:
+    """``data`` without its checksum, or :class:`DamagedIndexError` saying ``what`` failed
+    it."""
+    if len(data) < CHECK:
+        raise DamagedIndexError(f"index damaged: {what} of {len(data)} bytes")
+    body = data[:-CHECK]
+    if zlib.crc32(body, zlib.crc32(salt)) != int.from_bytes(data[-CHECK:], "big"):
+        raise DamagedIndexError(f"index damaged: {what} fails its checksum")
+    return body
+
+
 def _damaged(exc: Exception) -> DamagedIndexError:
     return DamagedIndexError(f"index damaged: a document record cannot be decoded ({exc})")
 
 
+def _record(data: bytes) -> bytes:
+    return unsealed(data, "a document record")
+
+
 def decode_header(data: bytes) -> tuple[int, float]:
     """(fingerprint, first seen) of a document record."""
+    data = _record(data)
     try:
         fingerprint, seen, _ = HEADER.unpack_from(data)
     except struct.error as exc:
@@ -97,6 +127,7 @@ def decode_header(data: bytes) -> tuple[int, float]:
 
 def decode_key(data: bytes) -> tuple[int, str]:
     """(fingerprint, key) of a document record (its JSON part left unread)."""
+    data = _record(data)
     try:
         fingerprint, _, key_len = HEADER.unpack_from(data)
         return fingerprint, bytes(data[HEADER.size : HEADER.size + key_len]).decode("utf-8")
@@ -106,6 +137,7 @@ def decode_key(data: bytes) -> tuple[int, str]:
 
 def decode_doc(data: bytes) -> tuple[int, str, dict[str, Any]]:
     """(fingerprint, key, record with ``seen``) of a document record."""
+    data = _record(data)
     try:
         fingerprint, seen, key_len = HEADER.unpack_from(data)
         start = HEADER.size
@@ -151,6 +183,21 @@ class Buckets:
         self.width = 8 - key_bytes  # bytes per value in a bucket
         self.shift = 8 * self.width
         self.value_mask = (1 << self.shift) - 1
+
+    def seal(self, key: bytes, values: bytes) -> bytes:
+        """A bucket as stored: its ``values`` and their checksum."""
+        return sealed(values, key)
+
+    def opened(self, key: bytes, bucket: bytes) -> bytes:
+        """The values of the stored ``bucket`` under ``key``, its checksum and shape checked
+        (:class:`DamagedIndexError` naming the bucket)."""
+        values = unsealed(bucket, f"bucket {bytes(key).hex()}", key)
+        if len(key) != self.key_bytes or not values or len(values) % self.width:
+            raise DamagedIndexError(
+                f"index damaged: bucket {bytes(key).hex()} has a {len(key)}-byte key and"
+                f" {len(values)} bytes of values"
+            )
+        return values
 
     def split(self, permuted: int) -> tuple[bytes, int]:
         """(bucket key, value as an int) of a permuted fingerprint."""

@@ -27,7 +27,7 @@ import numpy as np
 
 from .bulk import Ahead, bucket_entries, bucket_values, sorted_distinct
 from .layout import Layout, TablePlan
-from .records import Buckets
+from .records import Buckets, DamagedIndexError
 from .storage import Space, Txn, main_table, recent_table
 
 logger = logging.getLogger(__name__)
@@ -96,15 +96,17 @@ class Tables:
         scanned = 0
         codec = self.codec
         w, vshift, key_bytes = codec.width, codec.shift, codec.key_bytes
-        get = txn.get
+        get, opened = txn.get, codec.opened
         for plan, space in self:
             permuted = plan.forward(query)
             shift = 64 - plan.prefix_bits
             if shift <= vshift:
                 # The prefix covers the bucket key: one bucket, bisected to the prefix.
-                bucket = get((permuted >> vshift).to_bytes(key_bytes, "big"), db=space)
+                key = (permuted >> vshift).to_bytes(key_bytes, "big")
+                bucket = get(key, db=space)
                 if bucket is None:
                     continue
+                bucket = opened(key, bucket)
                 high = (permuted >> vshift) << vshift
                 low = permuted & codec.value_mask
                 start = (low >> shift) << shift
@@ -129,6 +131,7 @@ class Tables:
                     high = int.from_bytes(key, "big")
                     if high > last_key:
                         break
+                    bucket = opened(key, bucket)
                     high <<= vshift
                     for i in range(0, len(bucket), w):
                         v = high | int.from_bytes(bucket[i : i + w], "big")
@@ -145,13 +148,10 @@ class Tables:
         problems = []
         entries = []
         for key, bucket in txn.scan(self.spaces[i]):
-            if len(key) != codec.key_bytes or not bucket or len(bucket) % codec.width:
-                problems.append(
-                    f"{self.name} {i} bucket {bytes(key).hex()} has a {len(key)}-byte key"
-                    f" and {len(bucket)} bytes"
-                )
-                continue
-            entries.append((key, bucket))
+            try:
+                entries.append((key, codec.opened(key, bucket)))
+            except DamagedIndexError as exc:
+                problems.append(f"{self.name} {i}: {exc}")
         permuted = bucket_values(entries, codec)
         if not (permuted[1:] > permuted[:-1]).all():
             problems.append(f"{self.name} {i} is out of order or holds repeats")
@@ -161,22 +161,22 @@ class Tables:
 
     def add(self, txn: Txn, fingerprint: int) -> None:
         """One fingerprint into its bucket of every table."""
-        split, added = self.codec.split, self.codec.added
+        codec = self.codec
         for plan, space in self:
-            key, value = split(plan.forward(fingerprint))
-            bucket = added(txn.get(key, db=space), value)
+            key, value = codec.split(plan.forward(fingerprint))
+            bucket = codec.added(self._values(txn, space, key), value)
             if bucket is not None:
-                txn.put(space, key, bucket)
+                txn.put(space, key, codec.seal(key, bucket))
 
     def remove(self, txn: Txn, fingerprint: int) -> bool:
         """Remove ``fingerprint``; False (nothing changed) if the first table lacks it."""
-        split, removed = self.codec.split, self.codec.removed
+        codec = self.codec
         for i, (plan, space) in enumerate(self):
-            key, value = split(plan.forward(fingerprint))
-            old = txn.get(key, db=space)
-            bucket = None if old is None else removed(old, value)
+            key, value = codec.split(plan.forward(fingerprint))
+            old = self._values(txn, space, key)
+            bucket = None if old is None else codec.removed(old, value)
             if bucket:
-                txn.put(space, key, bucket)
+                txn.put(space, key, codec.seal(key, bucket))
             elif bucket is not None:
                 txn.delete(space, key)
             elif i == 0:
@@ -200,11 +200,12 @@ class Tables:
             while i < len(permuted):
                 high = permuted[i] >> shift
                 key = high.to_bytes(codec.key_bytes, "big")
-                bucket = txn.get(key, db=space)
+                bucket = self._values(txn, space, key)
                 while i < len(permuted) and permuted[i] >> shift == high:
                     bucket = added(bucket, permuted[i] & codec.value_mask) or bucket
                     i += 1
-                txn.put(space, key, bucket)
+                assert bucket is not None
+                txn.put(space, key, codec.seal(key, bucket))
 
     def _merge_sorted(self, txn: Txn, fingerprints: np.ndarray) -> None:
         """Many fingerprints: each table's new entries sorted with numpy (in a background
@@ -228,7 +229,7 @@ class Tables:
         raw = keys.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - width :]
         old = []
         for key in raw.copy().view(f"V{width}").ravel().tolist():
-            bucket = txn.get(key, db=space)
+            bucket = self._values(txn, space, key)
             if bucket is not None:
                 old.append((key, bucket))
         return np.sort(np.concatenate([bucket_values(old, codec), permuted]))
@@ -252,12 +253,18 @@ class Tables:
         permuted = sorted_distinct(plan.forward_np(fingerprints), in_place=True)
         return (permuted.size, bucket_entries(permuted, self.codec)) if whole else permuted
 
-    @staticmethod
-    def write_buckets(txn: Txn, space: Space, entries: list[Any]) -> None:
-        """Write a table's bucket entries, in key order."""
+    def _values(self, txn: Txn, space: Space, key: bytes) -> bytes | None:
+        """The values of the bucket ``key`` (checked), or None when there is none."""
+        bucket = txn.get(key, db=space)
+        return None if bucket is None else self.codec.opened(key, bucket)
+
+    def write_buckets(self, txn: Txn, space: Space, entries: list[Any]) -> None:
+        """Write a table's bucket entries (key, values), in key order, sealed."""
+        seal = self.codec.seal
+        sealed = [(key, seal(key, values)) for key, values in entries]
         # Not appended: pages split half full leave room for later single inserts (a full
         # page splits on the next one, writing two pages and its parent).
-        check_added(txn.put_many(space, entries), len(entries), "table")
+        check_added(txn.put_many(space, sealed), len(entries), "table")
 
 
 class Levels:
