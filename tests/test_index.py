@@ -723,7 +723,7 @@ def test_verify_names_damage_to_the_recent_tables(tmp_path):
 
 def test_records_drops_and_buckets_end_in_their_crc32(tmp_path):
     """The format 4 layouts, rebuilt here with struct and zlib: a document record, a drop
-    record and a bucket, each followed by the big-endian CRC-32 of what precedes it (a
+    record and a bucket, each followed by the CRC-32 of what precedes it, little-endian (a
     bucket's seeded with its key)."""
     import hashlib
     import struct
@@ -751,9 +751,9 @@ def test_records_drops_and_buckets_end_in_their_crc32(tmp_path):
             }
     finally:
         env.close()
-    assert stored[b"docs"][doc] == record + crc(record).to_bytes(4, "big")
-    assert stored[b"drops"][dropped] == drop + crc(drop).to_bytes(4, "big")
-    seal = crc(values, crc(bucket_key)).to_bytes(4, "big")
+    assert stored[b"docs"][doc] == record + crc(record).to_bytes(4, "little")
+    assert stored[b"drops"][dropped] == drop + crc(drop).to_bytes(4, "little")
+    seal = crc(values, crc(bucket_key)).to_bytes(4, "little")
     assert stored[b"t00"] == {bucket_key: values + seal}
 
 
@@ -815,8 +815,8 @@ def _stored_digest(path) -> str:
 @pytest.mark.parametrize(
     ("expected_size", "golden"),
     [
-        (1000, "01b53e3c2a50d2e1bcecec97a2ce6c4f98047620504f1eb52869b0bf14736823"),
-        (10**7, "33a9d03d401f65a3eaa6702326591ad9b21a016fad8d306ae910675e2a5571d6"),
+        (1000, "b183fa0a25366dd5f85ffe87c40acf1492795d61202679846e5b3654606d6c52"),
+        (10**7, "ebd0a47f3d7a62690fbeb3578e99447f6a4bea6f29d349a813c621b3355c61eb"),
     ],
     ids=["4 tables", "10 tables and 4 recent ones"],
 )

@@ -10,9 +10,10 @@
   fixed-width big-endian numbers, searched by bisection), then a CRC-32 of the key and those
   bytes (4).
 
-The checksums (big-endian CRC-32, :func:`sealed`) let every read tell damaged data from good
-data: a record or bucket whose checksum fails raises :class:`DamagedIndexError` naming it,
-instead of decoding into wrong values.
+The checksums (CRC-32, :func:`sealed`) let every read tell damaged data from good data: a
+record or bucket whose checksum fails raises :class:`DamagedIndexError` naming it, instead of
+decoding into wrong values. The CRC is stored little-endian, so that the CRC of a whole sealed
+item is a constant (:data:`RESIDUE`): a read checks a bucket in place, without copying it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from typing import Any
 HEADER = struct.Struct(">QdI")
 #: Bytes of the CRC-32 that ends every document record, drop record and bucket.
 CHECK = 4
+#: The CRC-32 of any item followed by its own CRC-32 (little-endian): what a sealed item gives.
+RESIDUE = 0x2144DF1C
 FINGERPRINT_LIMIT = 1 << 64
 #: Largest number of fingerprints a bucket is sized for at the expected size of an index.
 BUCKET_TARGET = 256
@@ -93,18 +96,23 @@ class DamagedIndexError(ValueError):
 def sealed(data: bytes, salt: bytes = b"") -> bytes:
     """``data`` followed by the CRC-32 of ``salt`` and ``data`` (a bucket's salt is its key,
     so that a bucket under another key fails too)."""
-    return b"".join((data, zlib.crc32(data, zlib.crc32(salt)).to_bytes(CHECK, "big")))
+    return b"".join((data, zlib.crc32(data, zlib.crc32(salt)).to_bytes(CHECK, "little")))
+
+
+def check_sealed(data: bytes, what: str, salt: bytes = b"") -> None:
+    """Nothing if ``data`` is a sealed item, else :class:`DamagedIndexError` saying ``what``
+    failed its checksum."""
+    if len(data) <= CHECK:
+        raise DamagedIndexError(f"index damaged: {what} of {len(data)} bytes")
+    if zlib.crc32(data, zlib.crc32(salt)) != RESIDUE:
+        raise DamagedIndexError(f"index damaged: {what} fails its checksum")
 
 
 def unsealed(data: bytes, what: str, salt: bytes = b"") -> bytes:
     """``data`` without its checksum, or :class:`DamagedIndexError` saying ``what`` failed
     it."""
-    if len(data) < CHECK:
-        raise DamagedIndexError(f"index damaged: {what} of {len(data)} bytes")
-    body = data[:-CHECK]
-    if zlib.crc32(body, zlib.crc32(salt)) != int.from_bytes(data[-CHECK:], "big"):
-        raise DamagedIndexError(f"index damaged: {what} fails its checksum")
-    return body
+    check_sealed(data, what, salt)
+    return data[:-CHECK]
 
 
 def _damaged(exc: Exception) -> DamagedIndexError:
@@ -187,6 +195,14 @@ class Buckets:
     def seal(self, key: bytes, values: bytes) -> bytes:
         """A bucket as stored: its ``values`` and their checksum."""
         return sealed(values, key)
+
+    def check(self, key: bytes, bucket: bytes) -> None:
+        """Nothing if the stored ``bucket`` under ``key`` passes its checksum, else
+        :class:`DamagedIndexError` naming it. Its values are its first ``len - CHECK`` bytes,
+        and :meth:`position` reads it as it is: the checksum (4 bytes) is shorter than a
+        value (5 to 7), so it never counts as one."""
+        if len(bucket) <= CHECK or zlib.crc32(bucket, zlib.crc32(key)) != RESIDUE:
+            check_sealed(bucket, f"bucket {bytes(key).hex()}", key)  # raises, naming it
 
     def opened(self, key: bytes, bucket: bytes) -> bytes:
         """The values of the stored ``bucket`` under ``key``, its checksum and shape checked

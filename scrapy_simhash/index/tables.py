@@ -27,7 +27,7 @@ import numpy as np
 
 from .bulk import Ahead, bucket_entries, bucket_values, sorted_distinct
 from .layout import Layout, TablePlan
-from .records import Buckets, DamagedIndexError
+from .records import CHECK, Buckets, DamagedIndexError
 from .storage import Space, Txn, main_table, recent_table
 
 logger = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class Tables:
         scanned = 0
         codec = self.codec
         w, vshift, key_bytes = codec.width, codec.shift, codec.key_bytes
-        get, opened = txn.get, codec.opened
+        get, check = txn.get, codec.check
         for plan, space in self:
             permuted = plan.forward(query)
             shift = 64 - plan.prefix_bits
@@ -106,13 +106,13 @@ class Tables:
                 bucket = get(key, db=space)
                 if bucket is None:
                     continue
-                bucket = opened(key, bucket)
+                check(key, bucket)  # read in place: the values, then the checksum
                 high = (permuted >> vshift) << vshift
                 low = permuted & codec.value_mask
                 start = (low >> shift) << shift
                 end = start + (1 << shift)
                 i = codec.position(bucket, start) * w if start else 0
-                size = len(bucket)
+                size = len(bucket) - CHECK
                 while i < size:
                     v = int.from_bytes(bucket[i : i + w], "big")
                     if v >= end:
@@ -131,9 +131,9 @@ class Tables:
                     high = int.from_bytes(key, "big")
                     if high > last_key:
                         break
-                    bucket = opened(key, bucket)
+                    check(key, bucket)
                     high <<= vshift
-                    for i in range(0, len(bucket), w):
+                    for i in range(0, len(bucket) - CHECK, w):
                         v = high | int.from_bytes(bucket[i : i + w], "big")
                         scanned += 1
                         distance = (v ^ permuted).bit_count()
