@@ -117,7 +117,8 @@ class RedisServer:
         try:  # a raw socket: redis-py would retry the command whose connection closes
             with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
                 sock.sendall(command)
-                sock.recv(64)
+                if sock.recv(64).startswith(b"-"):  # refused (a password): SIGTERM shuts it too
+                    proc.terminate()
         except OSError:
             pass
         try:

@@ -557,11 +557,20 @@ class RedisIndex(IndexFace):
 
     def get(self, key: str) -> Match | None:
         """The stored entry for ``key`` (distance 0), or None."""
-        data = self.client.hget(self._docs, doc_id(check_key(key)))
-        if data is None:
-            return None
-        fingerprint, key, record = decode_doc(data)
-        return Match(fingerprint, key, 0, record)
+        return self.get_many([key])[0]
+
+    def get_many(self, keys: Sequence[str]) -> list[Match | None]:
+        """:meth:`get` for each key, in one round trip."""
+        if not keys:
+            return []
+        out: list[Match | None] = []
+        for data in self.client.hmget(self._docs, [doc_id(check_key(k)) for k in keys]):
+            if data is None:
+                out.append(None)
+                continue
+            fingerprint, key, record = decode_doc(data)
+            out.append(Match(fingerprint, key, 0, record))
+        return out
 
     def __len__(self) -> int:
         return int(self.client.hlen(self._docs))
