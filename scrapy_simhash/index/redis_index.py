@@ -175,12 +175,6 @@ class _Split:
     def width(self) -> int:  # bytes of a value
         return 8 - self.bits // 8
 
-    def field(self, permuted: int) -> bytes:
-        return (permuted >> (64 - self.bits)).to_bytes((self.bits + 7) // 8, "big")
-
-    def value(self, permuted: int) -> int:
-        return permuted & ((1 << (64 - self.bits)) - 1)
-
 
 class RedisIndex(IndexFace):
     """Every stored fingerprint within ``max_distance`` bits of a query, from an index on a
@@ -341,32 +335,39 @@ class RedisIndex(IndexFace):
         record: bytes = b"",
         docid: bytes = b"",
     ) -> list[Any]:
-        """The script's arguments: the query's field, value and prefix range in every table,
-        and (``held``, a record header) the field and value of the document's fingerprint."""
+        """The script's arguments; the tables' part packed in one string: the query's field,
+        value and prefix range in every table, and (``held``, a record header) the field and
+        value of the document's fingerprint."""
         split = self._split
-        w = split.width
-        args: list[Any] = [mode, self._token, k, w, docid, held, record]
-        args.append(b"" if fingerprint is None else fingerprint.to_bytes(8, "big"))
+        w, fb, bits = split.width, (split.bits + 7) // 8, split.bits
+        vmask = (1 << (64 - bits)) - 1
+        fshift = 64 - bits
+        parts: list[bytes] = []
         old = int.from_bytes(held[:8], "big") if held else None
+        nothing = bytes(fb + w + 8)
         for forward, (low, head) in zip(self._forward, self._ranges, strict=True):
             if fingerprint is None:
-                args += [b"", b"", 0, 0]
+                parts.append(nothing)
             else:
                 permuted = forward(fingerprint)
-                value = split.value(permuted)
+                value = permuted & vmask
                 start = (value >> low) << low
-                args += [
-                    split.field(permuted),
+                parts += [
+                    (permuted >> fshift).to_bytes(fb, "big"),
                     value.to_bytes(w, "big"),
-                    start >> head,
-                    (start | ((1 << low) - 1)) >> head,
+                    (start >> head).to_bytes(4, "big"),
+                    ((start | ((1 << low) - 1)) >> head).to_bytes(4, "big"),
                 ]
             if old is None:
-                args += [b"", b""]
+                parts.append(nothing[: fb + w])
             else:
                 permuted = forward(old)
-                args += [split.field(permuted), split.value(permuted).to_bytes(w, "big")]
-        return args
+                parts += [
+                    (permuted >> fshift).to_bytes(fb, "big"),
+                    (permuted & vmask).to_bytes(w, "big"),
+                ]
+        fp = b"" if fingerprint is None else fingerprint.to_bytes(8, "big")
+        return [mode, self._token, k, w, fb, docid, held, record, fp, b"".join(parts)]
 
     def _found(self, fingerprint: int, flat: Sequence[Any]) -> dict[int, int]:
         """{fingerprint: distance} of a probe's answer (table, permuted value, distance)."""

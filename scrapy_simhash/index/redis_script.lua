@@ -3,8 +3,9 @@
 -- layout, the arguments and the argument for correctness.
 --
 -- KEYS: meta, docs, fps, then one hash per table.
--- ARGV: mode, token, k, w, docid, expected header, record, fingerprint, then 6 per table:
---       field, query value, lo, hi, old field, old value.
+-- ARGV: mode, token, k, w (value bytes), f (field bytes), docid, expected header, record,
+--       fingerprint, then the tables' arguments packed in one string, for each table:
+--       field (f bytes), query value (w), lo (4), hi (4), old field (f), old value (w).
 local mode = ARGV[1]
 if redis.call('HGET', KEYS[1], 'created') ~= ARGV[2] then
   return redis.error_reply('SIMHASHCHANGED the index was reset or replaced since it was opened')
@@ -28,8 +29,8 @@ if mode == 'fetch' then
   return out
 end
 
-local k, w = tonumber(ARGV[3]), tonumber(ARGV[4])
-local docid, expect = ARGV[5], ARGV[6]
+local k, w, fb = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local docid, expect = ARGV[6], ARGV[7]
 local n = #KEYS - 3
 
 -- a value's first 4 bytes, and its other w - 4, as numbers (at most 32 bits each)
@@ -60,18 +61,37 @@ local function position(b, h0, t0)
   return lo
 end
 
-local function arg(i, j) return ARGV[8 + (i - 1) * 6 + j] end
+-- the tables' arguments: F field, Q query value, LO and HI the range of the first 4 bytes of
+-- a value within the query's prefix, OF and OV the old fingerprint's field and value
+local F, Q, LO, HI, OF, OV = {}, {}, {}, {}, {}, {}
+do
+  local blob, p = ARGV[10], 1
+  for i = 1, n do
+    F[i] = sub(blob, p, p + fb - 1)
+    p = p + fb
+    Q[i] = sub(blob, p, p + w - 1)
+    LO[i], HI[i] = head(blob, p + w), head(blob, p + w + 4)
+    p = p + w + 8
+    OF[i] = sub(blob, p, p + fb - 1)
+    OV[i] = sub(blob, p + fb, p + fb + w - 1)
+    p = p + fb + w
+  end
+end
+
+-- the query's buckets as the probe read them (false: none), for the insert that follows
+local BK = {}
 
 -- every stored value within k of the query: {table, value, distance}, table 0-based
 local function probe()
   local out = {}
   for i = 1, n do
-    local b = redis.call('HGET', KEYS[3 + i], arg(i, 1))
+    local b = redis.call('HGET', KEYS[3 + i], F[i])
+    BK[i] = b
     if b then
-      local q = arg(i, 2)
+      local q = Q[i]
       local qh, qt = head(q, 1), tail(q, 1)
-      local hi, m = tonumber(arg(i, 4)), #b / w
-      local j = position(b, tonumber(arg(i, 3)), nil)
+      local hi, m = HI[i], #b / w
+      local j = position(b, LO[i], nil)
       while j < m do
         local p = j * w + 1
         local h = head(b, p)
@@ -102,7 +122,8 @@ local old_fp = sub(expect, 1, 8)
 -- the value v into (or out of) table i's bucket f
 local function table_add(i, f, v)
   local key = KEYS[3 + i]
-  local b = redis.call('HGET', key, f)
+  local b = BK[i]
+  if b == nil then b = redis.call('HGET', key, f) end
   if not b then redis.call('HSET', key, f, v) return end
   local at = position(b, head(v, 1), tail(v, 1)) * w
   if sub(b, at + 1, at + w) == v then return end
@@ -110,6 +131,7 @@ local function table_add(i, f, v)
 end
 local function table_remove(i, f, v)
   local key = KEYS[3 + i]
+  if f == F[i] then BK[i] = nil end  -- the probed bucket changes: read it again to add
   local b = redis.call('HGET', key, f)
   if not b then return end
   local at = position(b, head(v, 1), tail(v, 1)) * w
@@ -131,7 +153,7 @@ local function unlink()
     return
   end
   redis.call('HDEL', fps, old_fp)
-  for i = 1, n do table_remove(i, arg(i, 5), arg(i, 6)) end
+  for i = 1, n do table_remove(i, OF[i], OV[i]) end
   redis.call('HINCRBY', KEYS[1], 'fingerprints', -1)
 end
 
@@ -142,7 +164,7 @@ if mode == 'remove' then
   return {0, 1}
 end
 
-local fp = ARGV[8]
+local fp = ARGV[9]
 if mode == 'check' then
   local found = probe()
   -- the document's own entry is no match, unless another document shares its fingerprint
@@ -150,7 +172,7 @@ if mode == 'check' then
   local matches = {}
   for c = 1, #found, 3 do
     local i = found[c] + 1
-    if not (own and arg(i, 1) == arg(i, 5) and found[c + 1] == arg(i, 6)) then
+    if not (own and F[i] == OF[i] and found[c + 1] == OV[i]) then
       matches[#matches + 1] = found[c]
       matches[#matches + 1] = found[c + 1]
       matches[#matches + 1] = found[c + 2]
@@ -162,7 +184,7 @@ elseif mode ~= 'insert' then
 end
 
 -- store: the record, its fingerprint's link, and a fingerprint new to the index in the tables
-redis.call('HSET', docs, docid, ARGV[7])
+redis.call('HSET', docs, docid, ARGV[8])
 if expect ~= '' then
   if old_fp == fp then return {0, 0} end
   unlink()
@@ -173,6 +195,6 @@ if links then
   return {0, 0}
 end
 redis.call('HSET', fps, fp, docid)
-for i = 1, n do table_add(i, arg(i, 1), arg(i, 2)) end
+for i = 1, n do table_add(i, F[i], Q[i]) end
 redis.call('HINCRBY', KEYS[1], 'fingerprints', 1)
 return {0, 1}
