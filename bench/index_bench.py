@@ -455,7 +455,17 @@ def report(rows: list[dict], args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if "--storage" in argv and argv[argv.index("--storage") + 1 :][:1] == ["redis"]:
+        import redis_bench  # the index on a Redis server, beside LMDB and datasketch
+
+        at = argv.index("--storage")
+        redis_bench.main(argv[:at] + argv[at + 2 :])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--storage", choices=["lmdb", "redis"], default="lmdb", help="redis: bench/redis_bench.py"
+    )
     parser.add_argument("--sizes", default="1e6,1e7", help="comma-separated N (e.g. 1e6,1e7)")
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--brute-queries", type=int, default=100)

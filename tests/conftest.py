@@ -120,3 +120,7 @@ def routes(site: SiteServer) -> Iterator[dict[str, tuple[int, str, bytes]]]:
     yield site.routes
     site.routes.clear()
     site.routes.update(saved)
+
+
+# Real redis-server processes (one server, a 3-master cluster) for the Redis index's tests.
+from ._redis_server import redis_cluster, redis_server  # noqa: E402, F401

@@ -16,9 +16,11 @@ from typing import Any
 from ..index import Drop, Group, Match, SimhashIndex
 from ..text.extract import extract_text
 from ..text.fingerprint import Fingerprinter
+from . import redis_target
 from .check import verify_in_child
 from .open_index import check_path, open_index
 from .output import CliError, CliUsage, Output, Progress, format_fp, iso_time, parse_fp
+from .redis_target import RedisTarget
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +90,8 @@ def _seen_range(index: SimhashIndex, total: int) -> tuple[Match | None, Match | 
 
 
 def cmd_info(args: argparse.Namespace, out: Output) -> int:
+    if isinstance(args.index, RedisTarget):
+        return redis_target.cmd_info(args, out, _when)
     with open_index(args.index) as index:
         # Documents are stored in hash order, so the first ones are a fair sample.
         sample = [m.fingerprint for m in itertools.islice(index.items(), PROBE_SAMPLE)]
@@ -418,12 +422,16 @@ def cmd_remove(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, out: Output) -> int:
-    check_path(args.index)
+    if not isinstance(args.index, RedisTarget):
+        check_path(args.index)
     progress = Progress("verify")
     progress.message("checking every entry and table")
     # The open and the scan run in a child process: damage that crashes LMDB is reported.
     try:
-        result = verify_in_child(args.index)
+        if isinstance(args.index, RedisTarget):
+            result = redis_target.verify(args.index)
+        else:
+            result = verify_in_child(args.index)
     finally:
         progress.close()
     problems = result["problems"]
@@ -446,6 +454,8 @@ def cmd_verify(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_compact(args: argparse.Namespace, out: Output) -> int:
+    if isinstance(args.index, RedisTarget) or isinstance(args.dest, RedisTarget):
+        return redis_target.cmd_compact(args, out)
     dest = args.dest
     if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
         raise CliError(f"{dest} exists and is not an empty directory")

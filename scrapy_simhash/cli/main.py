@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 from . import commands, report
 from .output import CliError, CliUsage, Output
+from .redis_target import RedisTarget, resolve
 
 __all__ = ["build_parser", "main"]
 
@@ -102,6 +103,8 @@ def build_parser(prog: str = PROG, spiders: bool = False) -> argparse.ArgumentPa
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         cmd.set_defaults(handler=handler, subparser=cmd)
+        if index:
+            cmd.add_argument("--key", help="with INDEX a redis:// URL: the index's key")
         if index and spiders:
             cmd.add_argument("index", metavar="SPIDER|INDEX", help=SPIDER_HELP)
         elif index:
@@ -223,8 +226,11 @@ def main(
     )
     out = Output(args.format)
     try:
-        if locate is not None and getattr(args, "index", None) is not None:
-            args.index = locate(args.index)
+        if getattr(args, "index", None) is not None:
+            resolve(args)  # a Redis URL and --key
+        index = getattr(args, "index", None)
+        if locate is not None and index is not None and not isinstance(index, RedisTarget):
+            args.index = locate(index)
         code: int = args.handler(args, out)
     except CliUsage as exc:
         sub = args.subparser

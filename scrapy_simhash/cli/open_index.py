@@ -11,6 +11,7 @@ import lmdb
 
 from ..index import DamagedIndexError, IndexMismatchError, SimhashIndex
 from .output import CliError
+from .redis_target import RedisTarget, open_redis
 
 
 def _not_an_index(path: str, why: str = "") -> CliError:
@@ -84,7 +85,12 @@ def _spiders_hint(path: str) -> str:
 
 @contextmanager
 def open_index(path: str, *, write: bool = False) -> Iterator[SimhashIndex]:
-    """The index at ``path``, read-only unless ``write``; it must exist either way."""
+    """The index at ``path``, read-only unless ``write``; it must exist either way. ``path``
+    may name an index on a Redis server (see :mod:`.redis_target`)."""
+    if isinstance(path, RedisTarget):
+        with open_redis(path, write=write) as remote:
+            yield remote  # type: ignore[misc]
+        return
     check_path(path)
     try:
         index = SimhashIndex(path, readonly=not write, create=False)

@@ -97,6 +97,10 @@ def _choice(settings: BaseSettings, name: str, default: str, allowed: tuple[str,
     return value.strip().lower()
 
 
+#: redis-py options of the index's connection unless ``SIMHASH_REDIS_PARAMS`` says otherwise:
+#: a call never waits forever on a dead server.
+REDIS_PARAMS = {"socket_timeout": 30, "socket_connect_timeout": 10, "health_check_interval": 30}
+
 #: What a crawl does when the index cannot be written (``SIMHASH_ON_INDEX_ERROR``).
 ON_INDEX_ERROR = ("stop", "skip")
 
@@ -137,12 +141,25 @@ class SimhashConfig:
     on_index_error: str = "stop"
     drop_records: bool = True
     drop_records_max: int = 100_000
+    #: The Redis index (``SIMHASH_REDIS_*``, see :func:`redis_settings`); None: LMDB.
+    redis_url: str | None = None
+    redis_key: str = "%(spider)s:simhash"
+    redis_cluster: bool | None = None
+    redis_params: dict[str, Any] = field(default_factory=lambda: dict(REDIS_PARAMS))
+    #: ``SIMHASH_RESET`` on a Redis index: the index's key, not a flag.
+    reset_key: str | None = None
 
     @classmethod
     def from_settings(cls, settings: BaseSettings) -> SimhashConfig:
         """Read the ``SIMHASH_*`` settings; raise :class:`ValueError` naming a bad one."""
         d = cls()
+        redis = redis_settings(settings)
+        reset_key = None
+        if redis["redis_url"] is not None:
+            reset_key = _reset_key(settings)
         return cls(
+            **redis,
+            reset_key=reset_key,
             enabled=_bool(settings, "SIMHASH_ENABLED", d.enabled),
             dir=simhash_dir(settings),
             max_distance=_int(
@@ -154,7 +171,7 @@ class SimhashConfig:
             html_field=_str(settings, "SIMHASH_HTML_FIELD", d.html_field),
             text_field=_str(settings, "SIMHASH_TEXT_FIELD", d.text_field),
             url_field=_str(settings, "SIMHASH_URL_FIELD", d.url_field),
-            reset=_bool(settings, "SIMHASH_RESET", d.reset),
+            reset=False if redis["redis_url"] else _bool(settings, "SIMHASH_RESET", d.reset),
             dry_run=_bool(settings, "SIMHASH_DRY_RUN", d.dry_run),
             workers=_int(settings, "SIMHASH_WORKERS", d.workers, 0, MAX_WORKERS),
             timeout=_float(settings, "SIMHASH_TIMEOUT", d.timeout, 0, strict=True),
@@ -178,3 +195,84 @@ def simhash_dir(settings: BaseSettings) -> str:
     """``SIMHASH_DIR`` alone: ``scrapy simhash`` needs only it to find a spider's index, and
     must not fail on another setting that only a crawl uses."""
     return _str(settings, "SIMHASH_DIR", SimhashConfig.dir)
+
+
+#: URL schemes of ``SIMHASH_REDIS_URL`` (redis-py's, as scrapy-redis's ``REDIS_URL``).
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+#: The ``SIMHASH_REDIS_URL`` value that means "the same server as ``REDIS_URL``".
+SAME_AS_REDIS_URL = "REDIS_URL"
+
+
+def redis_settings(settings: BaseSettings) -> dict[str, Any]:
+    """The ``SIMHASH_REDIS_*`` settings: URL (None keeps the LMDB index), key, cluster flag
+    and connection parameters."""
+    url: Any = settings.get("SIMHASH_REDIS_URL")
+    if url is not None and not isinstance(url, str):
+        raise ValueError(
+            f"SIMHASH_REDIS_URL must be a redis://, rediss:// or unix:// URL, got {url!r}"
+        )
+    if url is not None and url.strip() == SAME_AS_REDIS_URL:
+        url = settings.get("REDIS_URL")
+        if not url or not isinstance(url, str):
+            raise ValueError(
+                "SIMHASH_REDIS_URL is 'REDIS_URL', but the REDIS_URL setting is not set"
+            )
+    if url is not None and url.strip():
+        url = url.strip()
+        scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+        if scheme not in REDIS_SCHEMES:
+            # the URL is not shown whole: it may hold a password
+            shown = f"a {scheme}:// URL" if scheme else "a value without a scheme"
+            raise ValueError(
+                f"SIMHASH_REDIS_URL must be a redis://, rediss:// or unix:// URL, got {shown}"
+            )
+    else:
+        url = None
+    key = _str(settings, "SIMHASH_REDIS_KEY", SimhashConfig.redis_key)
+    try:
+        formatted = key % {"spider": "spider"}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(
+            f"SIMHASH_REDIS_KEY must be a key with at most %(spider)s in it, got {key!r} ({exc})"
+        ) from None
+    if "{" in formatted or "}" in formatted:
+        raise ValueError(
+            f"SIMHASH_REDIS_KEY must not hold braces (it is wrapped in a hash tag), got {key!r}"
+        )
+    cluster: Any = settings.get("SIMHASH_REDIS_CLUSTER", "auto")
+    if isinstance(cluster, str) and cluster.strip().lower() == "auto":
+        cluster = None
+    elif cluster is not None:
+        cluster = _bool(settings, "SIMHASH_REDIS_CLUSTER", False)
+    params: Any = settings.get("SIMHASH_REDIS_PARAMS") or {}
+    if isinstance(params, BaseSettings):
+        params = params.copy_to_dict()
+    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        raise ValueError(
+            f"SIMHASH_REDIS_PARAMS must be a dict of redis-py connection options, got {params!r}"
+        )
+    return {
+        "redis_url": url,
+        "redis_key": key,
+        "redis_cluster": cluster,
+        "redis_params": {**REDIS_PARAMS, **params},
+    }
+
+
+def _reset_key(settings: BaseSettings) -> str | None:
+    """``SIMHASH_RESET`` with a Redis index: other crawls may share it, so a flag is not
+    enough; the value must name the index's key (checked when the spider is known)."""
+    value: Any = settings.get("SIMHASH_RESET", False)
+    if (
+        value is None
+        or value is False
+        or (isinstance(value, str) and value.strip().lower() in _FALSE)
+    ):
+        return None
+    if isinstance(value, str) and value.strip() and value.strip().lower() not in _TRUE:
+        return value.strip()
+    raise ValueError(
+        "SIMHASH_RESET on a Redis index (which other crawls may share) must name the index's "
+        "key, e.g. SIMHASH_RESET = 'myspider:simhash' (SIMHASH_REDIS_KEY with the spider's "
+        f"name), not {value!r}"
+    )

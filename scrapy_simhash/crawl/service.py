@@ -18,19 +18,21 @@ import os
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.project import data_path
-from twisted.internet.defer import Deferred
+from twisted.internet.defer import Deferred, succeed
 
 from ..index import STORAGE_ERRORS, DamagedIndexError, IndexMismatchError, SimhashIndex
 from ..text.extract import page_title
 from ..text.fingerprint import hamming
 from .config import SimhashConfig
 from .pages import PageOptions, PageWork, Result, describe
+from .remote import Outcome, RemoteChecks, open_redis_index, report_remote
 from .turns import Turns
 from .workers import BROKEN, WorkerError, WorkerPool
 from .writes import IndexWrites, Written
@@ -122,6 +124,8 @@ class DedupService:
         #: Stored with every entry this crawl writes, to tell them from earlier crawls' entries.
         self.run = uuid.uuid4().hex
         self._index: SimhashIndex | None = None
+        #: The checks against an index on a Redis server (SIMHASH_REDIS_URL), else None.
+        self.remote: RemoteChecks | None = None
         self._pool = (
             WorkerPool(config.workers, options, timeout=config.timeout) if config.workers else None
         )
@@ -166,6 +170,8 @@ class DedupService:
 
     def _open(self) -> SimhashIndex:
         config = self.config
+        if config.redis_url is not None:
+            return self._open_redis()
         try:
             index = SimhashIndex(
                 self.path,
@@ -192,6 +198,19 @@ class DedupService:
                 f"{exc.strerror or exc} ({type(exc).__name__})"
             ) from None
         self._index = index
+        self._opened(index)
+        return index
+
+    def _open_redis(self) -> Any:
+        """The index on the Redis server of ``SIMHASH_REDIS_URL`` (see :mod:`.remote`)."""
+        spider = self.crawler.spider
+        self._index = index = open_redis_index(self.config, spider.name if spider else "default")
+        self.remote = RemoteChecks(index, self.run, partial(report_remote, self))
+        self._opened(index)
+        return index
+
+    def _opened(self, index: Any) -> None:
+        config = self.config
         if self._pool is not None:
             self._pool.start()
         logger.info(
@@ -211,7 +230,6 @@ class DedupService:
             },
             extra={"spider": self.crawler.spider},
         )
-        return index
 
     def _is_closed(self) -> bool:
         return self._closed
@@ -225,6 +243,8 @@ class DedupService:
         ``simhash/index/size``, release the index, stop the workers."""
         self._closed = True  # a page arriving from now on passes unchecked
         await maybe_deferred_to_future(self._turns.settled())
+        if self.remote is not None:
+            await maybe_deferred_to_future(self.remote.idle())
         pool, self._pool = self._pool, None
         if pool is not None and pool.restarts:
             self.stats.set_value("simhash/workers/restarted", pool.restarts)
@@ -237,7 +257,10 @@ class DedupService:
                 except STORAGE_ERRORS as exc:
                     logger.error("Simhash index %s: cannot count its entries (%s)", self.path, exc)
                 finally:
-                    index.close()
+                    if self.remote is not None:
+                        self.remote.close()  # its thread, then the index
+                    else:
+                        index.close()
         finally:
             if pool is not None:
                 pool.close()
@@ -280,7 +303,8 @@ class DedupService:
         """The decision for the page at ``url`` in this crawl: remembered, or (once forgotten)
         an index entry this crawl stored."""
         decision = self.recall(url)
-        if decision is None and self._index is not None and not self.writes.given_up:
+        local = self.remote is None  # no blocking call to a server here
+        if decision is None and self._index is not None and local and not self.writes.given_up:
             try:
                 stored = self._index.get(url)
             except STORAGE_ERRORS:  # the page is decided again, where errors are handled
@@ -316,17 +340,23 @@ class DedupService:
         if waiting is not None:
             return await maybe_deferred_to_future(waiting.wait())
         underway = self._underway[key] = _Underway()
-        ticket = self._turns.take()
+        ticket: int | None = self._turns.take()
         decision = Decision(skipped="error")
         try:
             result = await self._work(kind, *args)
             await maybe_deferred_to_future(self._turns.wait(ticket))
-            if isinstance(result, int):
+            if isinstance(result, int) and self.remote is not None and self._index is not None:
+                checked = self._check_remote(key, result)  # queued in arrival order
+                self._turns.release(ticket)
+                ticket = None
+                decision = await maybe_deferred_to_future(checked)
+            elif isinstance(result, int):
                 decision = self.check(key, result, title)
             else:
                 decision = self.skip(result)
         finally:
-            self._turns.release(ticket)
+            if ticket is not None:
+                self._turns.release(ticket)
             del self._underway[key]
             underway.done(decision)
         return decision
@@ -389,6 +419,24 @@ class DedupService:
         self.stats.inc_value("simhash/unique")
         writes.checked(Written(fingerprint, key, record))
         return Decision(fingerprint=fingerprint)
+
+    def _check_remote(self, key: str, fingerprint: int) -> Deferred[Decision]:
+        """:meth:`check` against a Redis index: queued, decided off the reactor thread."""
+        assert self.remote is not None
+        if self.remote.gave_up:
+            return succeed(self.skip("index_error"))
+        self.stats.inc_value("simhash/checked")
+
+        def decided(outcome: Outcome) -> Decision:
+            if outcome.error is not None:
+                return self.skip("index_error")
+            if outcome.duplicate_of is not None:
+                return self._duplicate(fingerprint, outcome.duplicate_of, outcome.distance or 0)
+            self.stats.inc_value("simhash/unique")
+            return Decision(fingerprint=fingerprint)
+
+        record = {"url": key, "run": self.run}
+        return self.remote.check(key, fingerprint, record).addCallback(decided)
 
     def _duplicate(self, fingerprint: int, of: str, distance: int) -> Decision:
         self.stats.inc_value("simhash/duplicate")

@@ -28,6 +28,7 @@ from . import tables
 from .bulk import gc_paused, prepare, read_items
 from .documents import Documents, Match
 from .drops import BY_KEPT, DROPS, ORDER, Drop, Drops
+from .face import IndexFace, layout_stats
 from .layout import Layout
 from .lmdb_storage import DEFAULT_MAP_SIZE, LmdbStorage
 from .loading import load
@@ -37,12 +38,13 @@ from .meta import (
     IndexMismatchError,
     Params,
     check_distance,
+    check_open,
     new_params,
     read_params,
     write_params,
 )
-from .pairs import Group, components, document_pairs, groups
-from .records import Entry, check_fingerprint, check_key, decode_doc, doc_id
+from .pairs import document_pairs
+from .records import Entry, check_fingerprint, check_key, checked_items, decode_doc, doc_id
 from .storage import DOCS, LINKS, META, Storage, Txn, is_table
 from .tables import open_levels, recent_limit
 from .transactions import Transactions
@@ -52,7 +54,7 @@ __all__ = ["FORMAT_VERSION", "IndexMismatchError", "Layout", "Match", "SimhashIn
 logger = logging.getLogger(__name__)
 
 
-class SimhashIndex:
+class SimhashIndex(IndexFace):
     """Every stored fingerprint within ``max_distance`` bits of a query, from an LMDB index.
 
     ``path`` is a directory (created if missing, unless ``readonly``). A new index chooses its
@@ -97,23 +99,12 @@ class SimhashIndex:
         self.path = os.fspath(path)
         self.readonly = bool(readonly)
         self._create = bool(create) and not self.readonly
-        if max_distance is not None:
-            max_distance = check_distance(max_distance, "max_distance")
-        if isinstance(expected_size, bool) or not isinstance(expected_size, int):
-            raise TypeError(f"expected_size must be an int, got {type(expected_size).__name__}")
-        if expected_size < 1:
-            raise ValueError(f"expected_size must be >= 1, got {expected_size}")
-        if layout is not None and max_distance is not None and layout.max_distance != max_distance:
-            raise ValueError(
-                f"layout is for max_distance={layout.max_distance}, not {max_distance}"
-            )
+        max_distance = check_open(max_distance, expected_size, layout, readonly, reset)
         if isinstance(drop_records, bool) or not isinstance(drop_records, int):
             raise TypeError(f"drop_records must be an int, got {type(drop_records).__name__}")
         if drop_records < 0:
             raise ValueError(f"drop_records must be >= 0, got {drop_records}")
         self.drop_records = drop_records
-        if readonly and reset:
-            raise ValueError("reset=True cannot be used with readonly=True")
         if not self._create:
             if not os.path.exists(os.path.join(self.path, "data.mdb")):
                 raise FileNotFoundError(f"no index at {self.path!r}")
@@ -356,11 +347,6 @@ class SimhashIndex:
         self._candidates += scanned
         return found
 
-    def _query_distance(self, max_distance: int | None) -> int:
-        if max_distance is None:
-            return self.max_distance
-        return check_distance(max_distance, "max_distance", self.max_distance)
-
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         """Every stored document within ``max_distance`` (default and at most the index's k)
         bits of ``fingerprint``, nearest first, then by key."""
@@ -411,12 +397,7 @@ class SimhashIndex:
         """:meth:`check_and_insert` for each ``(fingerprint, key, record)`` in ONE write
         transaction, each item seeing those admitted before it. Every item is checked before
         any is written."""
-        checked = []
-        for fingerprint, key, record in items:
-            if not isinstance(record, dict):
-                raise TypeError(f"record must be a dict, got {type(record).__name__}")
-            key = check_key(key)
-            checked.append((check_fingerprint(fingerprint), key, Entry(key, record)))
+        checked = checked_items(items)
         now = time.time()
         with self._write() as txn:
             return [self._check_and_store(txn, fp, key, e, now) for fp, key, e in checked]
@@ -479,14 +460,6 @@ class SimhashIndex:
         with self._read() as txn:
             return self._drops.count(txn)
 
-    def keys(self) -> Iterator[str]:
-        """Every stored key, streamed in short read transactions."""
-        for match in self.items():
-            yield match.key
-
-    def __iter__(self) -> Iterator[str]:
-        return self.keys()
-
     # -- batch mode ------------------------------------------------------------------------
 
     def pairs(self, max_distance: int | None = None) -> Iterator[tuple[str, str, int]]:
@@ -511,17 +484,6 @@ class SimhashIndex:
 
         yield from document_pairs(self.layout, fps, keys_of, k)
 
-    def clusters(self, max_distance: int | None = None) -> list[list[str]]:
-        """Connected components (of two or more documents) of :meth:`pairs`, each sorted,
-        biggest first."""
-        return components(self.pairs(max_distance))
-
-    def groups(self, max_distance: int | None = None) -> list[Group]:
-        """:meth:`clusters` with the drop records: each group of stored documents within
-        ``max_distance`` of one another with the pages dropped against them, and each
-        document with dropped copies, biggest first."""
-        return groups(self.pairs(max_distance), self.drops())
-
     # -- maintenance -----------------------------------------------------------------------
 
     def stats(self, *, seen: bool = True) -> dict[str, Any]:
@@ -542,11 +504,7 @@ class SimhashIndex:
             "path": self.path,
             "entries": counts["entries"],
             "fingerprints": fingerprints,
-            "tables": layout.tables,
-            "blocks": list(layout.blocks),
-            "sub_blocks": list(layout.sub_blocks),
-            "prefix_bits": list(layout.prefix_bits),
-            "layout": str(layout),
+            **layout_stats(layout),
             "bucket_key_bytes": self._codec.key_bytes,
             "recent_tables": 0 if self.recent_layout is None else self.recent_layout.tables,
             "recent_fingerprints": counts["recent_fingerprints"],
@@ -592,12 +550,6 @@ class SimhashIndex:
         tx.forget()
         tx.storage.close()
 
-    def __enter__(self) -> SimhashIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
-        state = "closed" if self._closed else ("read-only" if self.readonly else "open")
+        state = self._state()
         return f"SimhashIndex({self.path!r}, {self.layout.name}, k={self.max_distance}, {state})"

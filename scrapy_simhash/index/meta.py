@@ -113,3 +113,21 @@ def check_distance(value: Any, name: str, limit: int = MAX_SUPPORTED_DISTANCE) -
     if not 0 <= value <= limit:
         raise ValueError(f"{name} must be in 0..{limit}, got {value}")
     return value
+
+
+def check_open(
+    max_distance: Any, expected_size: Any, layout: Layout | None, readonly: bool, reset: bool
+) -> int | None:
+    """The checks of an index's opening arguments (LMDB or Redis): ``max_distance`` checked
+    (or None)."""
+    if max_distance is not None:
+        max_distance = check_distance(max_distance, "max_distance")
+    if isinstance(expected_size, bool) or not isinstance(expected_size, int):
+        raise TypeError(f"expected_size must be an int, got {type(expected_size).__name__}")
+    if expected_size < 1:
+        raise ValueError(f"expected_size must be >= 1, got {expected_size}")
+    if layout is not None and max_distance is not None and layout.max_distance != max_distance:
+        raise ValueError(f"layout is for max_distance={layout.max_distance}, not {max_distance}")
+    if readonly and reset:
+        raise ValueError("reset=True cannot be used with readonly=True")
+    return max_distance

@@ -23,6 +23,7 @@ import json
 import operator
 import struct
 import zlib
+from collections.abc import Iterable
 from typing import Any
 
 HEADER = struct.Struct(">QdI")
@@ -87,6 +88,17 @@ class Entry:
     def data(self, fingerprint: int, seen: float) -> bytes:
         """The document record's bytes."""
         return sealed(HEADER.pack(fingerprint, seen, self.key_len) + self.payload)
+
+
+def checked_items(items: Iterable[tuple[Any, Any, Any]]) -> list[tuple[int, str, Entry]]:
+    """``(fingerprint, key, record)`` items checked and encoded, before any is written."""
+    checked = []
+    for fingerprint, key, record in items:
+        if not isinstance(record, dict):
+            raise TypeError(f"record must be a dict, got {type(record).__name__}")
+        key = check_key(key)
+        checked.append((check_fingerprint(fingerprint), key, Entry(key, record)))
+    return checked
 
 
 class DamagedIndexError(ValueError):

@@ -1,0 +1,270 @@
+"""A crawl's checks against an index on a Redis server, off the reactor thread.
+
+Every check is decided on the server when it is made (another machine must see it at once),
+so the LMDB index's batches and commits (``SIMHASH_COMMIT_EVERY``, ``SIMHASH_COMMIT_INTERVAL``,
+``SIMHASH_FSYNC``) do not apply. The pages reach :meth:`RemoteChecks.check` in arrival order
+(the service's turns); a thread of its own sends all the pages queued meanwhile as one
+pipeline of check-and-insert scripts, which the server runs in that order. So several checks
+are in flight while the reactor thread never waits on the network.
+
+A call that fails (the connection lost, the server restarting or out of memory) is made
+again, the whole batch, after each wait of :data:`RETRY_DELAYS`, each failure said at WARNING;
+making a batch again is safe: a page already admitted by a lost answer is its own entry (no
+match with itself) and is admitted again, a duplicate is found again. When the last retry
+fails, the batch's pages pass unchecked, counted ``simhash/skipped/index_error``, and the crawl
+stops with the close reason ``simhash_index_error`` (``SIMHASH_ON_INDEX_ERROR = "stop"``) or
+goes on (``"skip"``: the next batch tries once, and all goes on as before when it succeeds).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from scrapy.utils.defer import deferred_from_coro
+from twisted.internet.defer import Deferred
+
+from ..index import IndexMismatchError
+from ..index.redis_index import RedisIndex, redact, redis_errors
+from ..text.fingerprint import hamming
+from .config import SimhashConfig
+from .writes import INDEX_ERROR_REASON
+
+if TYPE_CHECKING:
+    from .service import DedupService
+
+logger = logging.getLogger(__name__)
+
+#: Seconds waited before each new attempt at a failed batch (about 30 s in all: a server
+#: restarting, a failover).
+RETRY_DELAYS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+#: Most pages sent in one pipeline.
+BATCH = 200
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A page's check: unique (stored), a duplicate of ``of`` at ``distance``, or failed."""
+
+    duplicate_of: str | None = None
+    distance: int | None = None
+    error: BaseException | None = None
+
+
+class RemoteChecks:
+    """The thread that checks pages against a :class:`RedisIndex`. ``run`` marks this crawl's
+    entries; ``report(event, *args)`` is called in the reactor thread with ``"failed"``
+    (exception, attempt, next delay or None), ``"recovered"`` (failed attempts) and
+    ``"gave_up"`` (exception)."""
+
+    def __init__(self, index: RedisIndex, run: str, report: Callable[..., None]) -> None:
+        from twisted.internet import reactor
+
+        self.index = index
+        self._run_id = run
+        self._report = report
+        self._call = reactor.callFromThread
+        self._queue: deque[tuple[str, int, dict[str, Any], Deferred[Outcome]]] = deque()
+        self._wake = threading.Condition()
+        self._closing = False
+        self._pending = 0  # pages checked and not answered yet (reactor thread)
+        self._idle: list[Deferred[None]] = []
+        self._down = False  # the last batch failed: the next one tries once
+        #: The crawl stops after a failure (``SIMHASH_ON_INDEX_ERROR = "stop"``): later pages
+        #: pass unchecked (set in the reactor thread).
+        self.gave_up = False
+        self._thread = threading.Thread(target=self._loop, name="simhash-redis", daemon=True)
+        self._thread.start()
+
+    def check(self, key: str, fingerprint: int, record: dict[str, Any]) -> Deferred[Outcome]:
+        """Queue a page's check (in the reactor thread, in arrival order)."""
+        d: Deferred[Outcome] = Deferred()
+        self._pending += 1
+        with self._wake:
+            self._queue.append((key, fingerprint, record, d))
+            self._wake.notify()
+        return d
+
+    def idle(self) -> Deferred[None]:
+        """Fires when every page checked so far has its answer."""
+        d: Deferred[None] = Deferred()
+        if self._pending:
+            self._idle.append(d)
+        else:
+            d.callback(None)
+        return d
+
+    def close(self) -> None:
+        """Stop the thread (after the pages queued) and close the index."""
+        with self._wake:
+            self._closing = True
+            self._wake.notify()
+        self._thread.join(timeout=sum(RETRY_DELAYS) + 60)
+        self.index.close()
+
+    # -- the thread ------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while True:
+            with self._wake:
+                while not self._queue and not self._closing:
+                    self._wake.wait()
+                if not self._queue:
+                    return
+                batch = [self._queue.popleft() for _ in range(min(BATCH, len(self._queue)))]
+            outcomes = self._attempts([(key, fp, record) for key, fp, record, _ in batch])
+            self._call(self._answer, [d for *_, d in batch], outcomes)
+
+    def _attempts(self, items: list[tuple[str, int, dict[str, Any]]]) -> list[Outcome]:
+        delays = () if self._down else RETRY_DELAYS
+        failed = 0
+        while True:
+            try:
+                outcomes = self._decide(items)
+            except IndexMismatchError as exc:  # reset or replaced by another crawl
+                return self._gave_up(exc, items)
+            except redis_errors() as exc:
+                failed += 1
+                delay = delays[failed - 1] if failed <= len(delays) else None
+                self._call(self._report, "failed", exc, failed, delay)
+                if delay is None:
+                    return self._gave_up(exc, items)
+                time.sleep(delay)
+                continue
+            if failed or self._down:
+                self._call(self._report, "recovered", failed)
+            self._down = False
+            return outcomes
+
+    def _gave_up(self, exc: BaseException, items: list[Any]) -> list[Outcome]:
+        self._down = True
+        self._call(self._report, "gave_up", exc)
+        return [Outcome(error=exc)] * len(items)
+
+    def _decide(self, items: list[tuple[str, int, dict[str, Any]]]) -> list[Outcome]:
+        """One batch: a page stored by an earlier crawl under the same key is a duplicate of
+        itself unless it changed by more than k bits; the others are checked and inserted,
+        pipelined."""
+        index = self.index
+        outcomes: list[Outcome | None] = [None] * len(items)
+        checks = []
+        for i, (previous, (key, fingerprint, _)) in enumerate(
+            zip(index.get_many([key for key, _, _ in items]), items, strict=True)
+        ):
+            if previous is not None and previous.record.get("run") != self._run_id:
+                distance = hamming(previous.fingerprint, fingerprint)
+                if distance <= index.max_distance:
+                    outcomes[i] = Outcome(key, distance)
+                    continue
+            checks.append(i)
+        matches = index.check_and_insert_many(
+            [(items[i][1], items[i][0], items[i][2]) for i in checks]
+        )
+        for i, match in zip(checks, matches, strict=True):
+            outcomes[i] = Outcome() if match is None else Outcome(match.key, match.distance)
+        return [o if o is not None else Outcome() for o in outcomes]
+
+    # -- back in the reactor thread -------------------------------------------------------
+
+    def _answer(self, deferreds: list[Deferred[Outcome]], outcomes: list[Outcome]) -> None:
+        self._pending -= len(deferreds)
+        for d, outcome in zip(deferreds, outcomes, strict=True):
+            d.callback(outcome)
+        if not self._pending:
+            idle, self._idle = self._idle, []
+            for d in idle:
+                d.callback(None)
+
+
+def open_redis_index(config: SimhashConfig, spider: str) -> RedisIndex:
+    """The crawl's index on the server of ``SIMHASH_REDIS_URL``, under ``SIMHASH_REDIS_KEY``
+    for ``spider``; a ValueError naming the setting when it cannot be used."""
+    assert config.redis_url is not None
+    url = redact(config.redis_url)
+    key = config.redis_key % {"spider": spider}
+    if config.reset_key is not None and config.reset_key != key:
+        raise ValueError(
+            f"SIMHASH_RESET names the index {config.reset_key!r}, but this crawl's index is "
+            f"{key!r}: nothing was reset. Set SIMHASH_RESET = {key!r} to empty it"
+        )
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        raise ValueError(
+            "SIMHASH_REDIS_URL needs redis-py: pip install 'scrapy-simhash[redis]'"
+        ) from None
+    index: RedisIndex | None = None
+    problem = None
+    try:
+        index = RedisIndex(config.redis_url, key, config.max_distance, config.expected_size,
+                           reset=config.reset_key is not None, cluster=config.redis_cluster,
+                           options=config.redis_params)  # fmt: skip
+        index.check_eviction()
+    except IndexMismatchError as exc:
+        problem = (
+            f"{exc}. Set SIMHASH_MAX_DISTANCE to the index's value, or another SIMHASH_REDIS_KEY "
+            f"(or SIMHASH_RESET = {key!r}) to start a new index"
+        )
+    except ValueError as exc:  # a server that may evict the index
+        problem = f"SIMHASH_REDIS_URL: {exc}"
+    except redis_errors() as exc:
+        problem = f"SIMHASH_REDIS_URL: cannot use the Redis server at {url}: {exc}"
+    if problem is not None:
+        if index is not None:
+            index.close()
+        raise ValueError(problem)
+    return index
+
+
+def report_remote(service: DedupService, event: str, *args: Any) -> None:
+    """Log and count what the checks' thread tells, and stop the crawl when it gives up and
+    ``SIMHASH_ON_INDEX_ERROR`` is ``"stop"`` (in the reactor thread)."""
+    remote = service.remote
+    assert remote is not None
+    where = remote.index.path  # the URL without its password, and the key
+    extra = {"spider": service.crawler.spider}
+    if event == "failed":
+        exc, attempt, delay = args
+        service.stats.inc_value("simhash/index/errors")
+        if delay is not None:
+            logger.warning(
+                "Simhash index %s: a call failed (%s: %s); the pages waiting are checked again "
+                "in %g s (attempt %d of %d)",
+                where, type(exc).__name__, exc, delay, attempt, len(RETRY_DELAYS) + 1,
+                extra=extra,
+            )  # fmt: skip
+    elif event == "recovered":
+        logger.info(
+            "Simhash index %s: the server answers again (after %d failed attempts); the pages "
+            "waiting were checked",
+            where,
+            args[0],
+            extra=extra,
+        )
+    elif event == "gave_up":
+        (exc,) = args
+        stop = service.config.on_index_error == "stop"
+        logger.error(
+            "Simhash index %s cannot be used (%s: %s); the pages waiting pass unchecked, "
+            "counted as simhash/skipped/index_error. %s",
+            where,
+            type(exc).__name__,
+            exc,
+            "Stopping the crawl (SIMHASH_ON_INDEX_ERROR = 'stop')."
+            if stop
+            else "Later pages are checked again, each batch tried once until the server "
+            "answers (SIMHASH_ON_INDEX_ERROR = 'skip').",
+            extra=extra,
+        )
+        if stop and not remote.gave_up:
+            remote.gave_up = True
+            engine = service.crawler.engine
+            if engine is not None and engine.spider is not None and not service._is_closed():
+                deferred_from_coro(engine.close_spider_async(reason=INDEX_ERROR_REASON))
+            else:
+                service.stats.set_value("finish_reason", INDEX_ERROR_REASON)

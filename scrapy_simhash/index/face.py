@@ -1,0 +1,80 @@
+"""What an index answers the same way on any storage (LMDB's :class:`~.index.SimhashIndex`,
+the Redis server's :class:`~.redis_index.RedisIndex`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from .documents import Match
+from .drops import Drop
+from .layout import Layout
+from .meta import check_distance
+from .pairs import Group, components, groups
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+
+class IndexFace:
+    """The shared part of an index's public face."""
+
+    max_distance: int
+    readonly: bool
+    _closed: bool
+
+    def items(self) -> Iterator[Match]:
+        raise NotImplementedError
+
+    def pairs(self, max_distance: int | None = None) -> Iterator[tuple[str, str, int]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def _query_distance(self, max_distance: int | None) -> int:
+        if max_distance is None:
+            return self.max_distance
+        return check_distance(max_distance, "max_distance", self.max_distance)
+
+    def keys(self) -> Iterator[str]:
+        """Every stored key, streamed."""
+        for match in self.items():
+            yield match.key
+
+    def __iter__(self) -> Iterator[str]:
+        return self.keys()
+
+    def clusters(self, max_distance: int | None = None) -> list[list[str]]:
+        """Connected components (of two or more documents) of :meth:`pairs`, each sorted,
+        biggest first."""
+        return components(self.pairs(max_distance))
+
+    def drops(self) -> Iterator[Drop]:
+        raise NotImplementedError
+
+    def groups(self, max_distance: int | None = None) -> list[Group]:
+        """:meth:`clusters` with the drop records: each group of stored documents within
+        ``max_distance`` of one another with the pages dropped against them, and each
+        document with dropped copies, biggest first."""
+        return groups(self.pairs(max_distance), self.drops())
+
+    def _state(self) -> str:
+        return "closed" if self._closed else ("read-only" if self.readonly else "open")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def layout_stats(layout: Layout) -> dict[str, Any]:
+    """The layout's part of an index's ``stats()``."""
+    return {
+        "tables": layout.tables,
+        "blocks": list(layout.blocks),
+        "sub_blocks": list(layout.sub_blocks),
+        "prefix_bits": list(layout.prefix_bits),
+        "layout": str(layout),
+    }

@@ -1,0 +1,802 @@
+"""The index on a Redis server (Redis 6.2+, Valkey; one server or a Redis Cluster), shared by
+crawls on many machines.
+
+The same permuted tables as on LMDB (:mod:`.layout`: a table per plan, each fingerprint
+permuted by it), the same exact answers, kept in a few hashes under one hash tag, so that an
+index lives in one cluster slot and every script may touch all of its keys:
+
+* ``{KEY}:meta``: format and fingerprint versions, k, the layout (JSON), the bucket split
+  (``field_bits``), ``created`` (a token new at every creation) and the count of distinct
+  fingerprints;
+* ``{KEY}:docs``: document id (16 bytes, :func:`.records.doc_id`) -> document record (the
+  LMDB index's bytes: fingerprint, first seen, key, JSON record);
+* ``{KEY}:fps``: fingerprint (8 bytes) -> the ids of its documents, concatenated;
+* ``{KEY}:t00``, ...: one hash per table. A permuted fingerprint's top ``field_bits`` bits
+  name its bucket (a hash field); the field's value is the bucket: the other bits of every
+  permuted fingerprint in it, each in ``w`` bytes, concatenated in ascending order. Buckets
+  hold hundreds of values at the expected size (:func:`choose_field_bits`), so an index of
+  10^7 fingerprints is tens of thousands of fields per table, not one key per bucket, and
+  costs about ``w`` (6 or 7) bytes per fingerprint and table.
+
+Every change and every decision is one Lua script (``redis_script.lua``), called by
+EVALSHA and loaded again on NOSCRIPT (after a restart or a failover):
+
+* ``check``: probe every table's bucket for the values sharing the query's prefix, compute
+  their Hamming distance to the query (permutations keep distances), and when none is within
+  k (the document's own entry aside), store the record, link it, and add the fingerprint to
+  every table, sorted;
+* ``insert`` and ``remove``: the same writes without the check; ``probe``: the check alone;
+  ``fetch``: the documents of some fingerprints.
+
+Why a check-and-insert is atomic and exact, on one server and on a cluster:
+
+1. Redis runs a script to its end before any other command or script (scripts are atomic;
+   a script's writes are replicated and written to the AOF as one transaction). Every key an
+   index script touches carries the same hash tag, so on a cluster they are all in one slot,
+   served by one master, and the script runs there whole; a script meeting a moved slot fails
+   (MOVED) before it writes, and the client retries it at the new owner.
+2. So two crawlers racing with near duplicates A and B are decided one after the other: if
+   A's script runs first it stores A, in every table; B's script then probes the tables as A
+   left them.
+3. The probe finds every stored fingerprint within k: Manku et al.'s pigeonhole argument
+   (two fingerprints within k bits agree on the whole prefix of at least one table, see
+   :mod:`.layout`), and each table's bucket holds, sorted, every stored fingerprint whose
+   permuted top ``field_bits`` bits are the query's (``field_bits`` <= every prefix), among
+   which the script scans every value whose first 32 bits lie in the query prefix's range.
+   Distances are computed on the permuted values, equal to the originals' distances.
+4. Hence B's script sees A and answers "duplicate", and exactly one of the two is admitted.
+5. A script reads the document's current record first and refuses (answers "again") when it
+   is not the one the client built its arguments from (another process replaced or removed
+   the same key meanwhile): the client reads it again and retries. A script also refuses to
+   run on an index other than the one opened (``created`` differs: reset or replaced).
+
+What the script returns for a duplicate is the table and permuted value of each fingerprint
+within k; the client inverts the permutation and reads their documents afterwards (a removal
+of all of them in between makes it check again). A server crash loses what its persistence
+had not written (AOF ``appendfsync everysec``: about the last second); a failover loses what
+the replica had not received.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import struct
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from itertools import pairwise
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+from ..text.fingerprint import FINGERPRINT_VERSION
+from .documents import Match
+from .drops import Drop
+from .face import IndexFace, layout_stats
+from .layout import MAX_TABLES, Layout, choose_layout
+from .meta import DEFAULT_MAX_DISTANCE, IndexMismatchError, check_open
+from .pairs import document_pairs
+from .records import Entry, check_fingerprint, check_key, checked_items, decode_doc, doc_id
+
+logger = logging.getLogger(__name__)
+
+#: Version of the Redis key layout written by this module; other versions are refused.
+REDIS_FORMAT_VERSION = 1
+#: A bucket holds at most about this many fingerprints at the expected size (a check copies
+#: its buckets in the server: at 10^6 and buckets of 1024, 4 tables cost 200 us of server CPU
+#: a check-and-insert).
+BUCKET_MAX = 128
+#: The smallest expected size buckets are sized for (a few hundred KB of fields at most).
+SMALLEST_SIZE = 1 << 20
+#: Bytes a hash field costs besides its value, in the estimate of :func:`choose_field_bits`.
+_FIELD_COST = 96
+#: Documents sent per pipeline by :meth:`RedisIndex.insert_many`.
+CHUNK = 1000
+#: How many times a check is made again after another process changed the same document.
+_AGAIN = 20
+#: The first-seen time in a document record's header, after the fingerprint.
+_SEEN = struct.Struct(">d")
+
+SCRIPT = resources.files(__package__).joinpath("redis_script.lua").read_text()
+
+
+def redact(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (for logs and ``info``)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def check_prefix(prefix: str) -> str:
+    """``prefix`` as an index's key prefix: a non-empty str without braces (it is wrapped in
+    a hash tag)."""
+    if not isinstance(prefix, str) or not prefix:
+        raise ValueError(f"the index's key must be a non-empty str, got {prefix!r}")
+    if "{" in prefix or "}" in prefix:
+        raise ValueError(f"the index's key must not hold braces (it is a hash tag): {prefix!r}")
+    return prefix
+
+
+def redis_errors() -> tuple[type[BaseException], ...]:
+    """What a failed call to the server raises (redis-py's errors)."""
+    import redis
+
+    return (redis.RedisError,)
+
+
+def connect(url: str, cluster: bool | None = None, **options: Any) -> Any:
+    """A redis-py client for ``url`` (``redis://``, ``rediss://``, ``unix://``): a
+    ``RedisCluster`` when ``cluster`` is True, or when None and the server says it is in
+    cluster mode."""
+    import redis
+    from redis.cluster import RedisCluster
+
+    if cluster is None:
+        with redis.Redis.from_url(url, **options) as probe:
+            cluster = bool(probe.info("cluster").get("cluster_enabled"))
+    if cluster:
+        return RedisCluster.from_url(url, **options)
+    return redis.Redis.from_url(url, **options)
+
+
+def choose_field_bits(layout: Layout, expected_size: int) -> int:
+    """Bits of a permuted fingerprint that name its bucket: no more than the narrowest
+    table prefix (then a query reads one bucket per table) nor 24, buckets of at most
+    :data:`BUCKET_MAX` fingerprints at ``expected_size`` (at least :data:`SMALLEST_SIZE`, so
+    that an index growing past a small estimate keeps small buckets) where the prefixes
+    allow, and among those the least memory (values of ``8 - bits // 8`` bytes, plus a
+    field's cost)."""
+    limit = min(24, *layout.prefix_bits)
+    expected_size = max(expected_size, SMALLEST_SIZE)
+    best: tuple[float, int] | None = None
+    for bits in range(limit + 1):
+        if expected_size / 2**bits > BUCKET_MAX and bits < limit:
+            continue
+        cost = (8 - bits // 8) * expected_size + min(2**bits, expected_size) * _FIELD_COST
+        if best is None or cost < best[0]:
+            best = (cost, bits)
+    assert best is not None
+    return best[1]
+
+
+@dataclass(frozen=True)
+class _Split:
+    """How a table's permuted fingerprint splits into a bucket field and a value."""
+
+    bits: int  # field bits
+
+    @property
+    def width(self) -> int:  # bytes of a value
+        return 8 - self.bits // 8
+
+
+class RedisIndex(IndexFace):
+    """Every stored fingerprint within ``max_distance`` bits of a query, from an index on a
+    Redis server: the API of :class:`~.index.SimhashIndex` where it makes sense on a server.
+
+    ``url`` is a ``redis://``, ``rediss://`` or ``unix://`` URL (or ``client`` a redis-py
+    client already made); ``key`` is the index's key prefix, wrapped in a hash tag
+    (``{key}:meta``, ...). A Redis Cluster is detected unless ``cluster`` says. Parameters,
+    their checks and ``reset``, ``readonly`` and ``create`` are as for ``SimhashIndex``; an
+    index whose ``meta`` differs raises :class:`IndexMismatchError`.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        key: str = "simhash",
+        max_distance: int | None = None,
+        expected_size: int = 1_000_000,
+        *,
+        readonly: bool = False,
+        reset: bool = False,
+        create: bool = True,
+        layout: Layout | None = None,
+        cluster: bool | None = None,
+        client: Any = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self.url = redact(url)
+        self.key = check_prefix(key)
+        self.path = f"{self.url} {self.key}"  # in messages, as an LMDB index's path
+        self.readonly = bool(readonly)
+        self._create = bool(create) and not self.readonly
+        max_distance = check_open(max_distance, expected_size, layout, readonly, reset)
+        self._closed = False
+        self.client = client if client is not None else connect(url, cluster, **(options or {}))
+        self.cluster = type(self.client).__name__ == "RedisCluster"
+        tag = "{" + self.key + "}"
+        self._meta, self._docs, self._fps = f"{tag}:meta", f"{tag}:docs", f"{tag}:fps"
+        self._queries = 0
+        try:
+            self._open(max_distance, expected_size, layout, reset)
+        except BaseException:  # a refused index leaves no connection open
+            self.client.close()
+            raise
+
+    # -- meta ------------------------------------------------------------------------------
+
+    def _open(
+        self, max_distance: int | None, expected_size: int, layout: Layout | None, reset: bool
+    ) -> None:
+        stored = self._read_meta()
+        if stored and reset:
+            self.drop()
+            logger.info("reset index %s", self.path)
+            stored = {}
+        if not stored:
+            if not self._create:
+                raise ValueError(f"no index at {self.path}")
+            k = DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
+            new_layout = choose_layout(k, expected_size) if layout is None else layout
+            stored = self._create_meta(new_layout, choose_field_bits(new_layout, expected_size))
+        self.layout = self._check_meta(stored, max_distance, layout)
+        self.max_distance = self.layout.max_distance
+        self._split = _Split(int(stored["field_bits"]))
+        self._token = stored["created"]
+        self._tables = [f"{{{self.key}}}:t{i:02d}" for i in range(self.layout.tables)]
+        self._keys = [self._meta, self._docs, self._fps, *self._tables]
+        plans = self.layout.plans
+        self._forward = [plan.forward for plan in plans]
+        self._inverse = [plan.inverse for plan in plans]
+        w = self._split.width
+        self._ranges = [(64 - plan.prefix_bits, 8 * w - 32) for plan in plans]
+        self._script = self.client.register_script(SCRIPT)
+
+    def _read_meta(self) -> dict[str, str]:
+        raw = self.client.hgetall(self._meta)
+        return {bytes(k).decode(): bytes(v).decode() for k, v in raw.items()}
+
+    def _create_meta(self, layout: Layout, field_bits: int) -> dict[str, str]:
+        """Write a new index's meta unless another process wrote one first; the meta."""
+        meta = {
+            "format_version": str(REDIS_FORMAT_VERSION),
+            "fingerprint_version": str(FINGERPRINT_VERSION),
+            "max_distance": str(layout.max_distance),
+            "layout": layout.to_json(),
+            "field_bits": str(field_bits),
+            "created": f"{time.time()!r}-{secrets.token_hex(8)}",
+            "fingerprints": "0",
+        }
+        # HSETNX of the token first: of two processes creating the index, one wins.
+        if self.client.hsetnx(self._meta, "created", meta["created"]):
+            self.client.hset(self._meta, mapping=meta)
+            logger.debug("created index %s: %s, %d field bits", self.path, layout, field_bits)
+            return meta
+        for _ in range(100):  # the winner writes the rest at once
+            stored = self._read_meta()
+            if "layout" in stored:
+                return stored
+            time.sleep(0.01)
+        raise IndexMismatchError(f"index {self.path} has a meta without a layout")
+
+    def _check_meta(
+        self, stored: dict[str, str], max_distance: int | None, layout: Layout | None
+    ) -> Layout:
+        def differ(what: str, on_server: object, wanted: object) -> IndexMismatchError:
+            return IndexMismatchError(
+                f"index {self.path} was built with {what}={on_server}, not {wanted}"
+            )
+
+        try:
+            fmt = int(stored.get("format_version", "0"))
+            if fmt != REDIS_FORMAT_VERSION:
+                raise differ("format_version", fmt, f"{REDIS_FORMAT_VERSION} (this code's format)")
+            fpv = int(stored.get("fingerprint_version", "0"))
+            if fpv != FINGERPRINT_VERSION:
+                raise differ(
+                    "fingerprint_version", fpv, f"{FINGERPRINT_VERSION} (this code's fingerprints)"
+                )
+            on_server = Layout.from_json(stored["layout"])
+            bits = int(stored["field_bits"])
+        except (KeyError, ValueError) as exc:
+            if isinstance(exc, IndexMismatchError):
+                raise
+            raise IndexMismatchError(f"index {self.path}: bad meta ({exc})") from None
+        if max_distance is not None and max_distance != on_server.max_distance:
+            raise differ("max_distance", on_server.max_distance, max_distance)
+        if layout is not None and layout != on_server:
+            raise differ("layout", f"'{on_server}'", f"'{layout}'")
+        if not 0 <= bits <= min(24, *on_server.prefix_bits):
+            raise IndexMismatchError(f"index {self.path}: bad meta (field_bits={bits})")
+        return on_server
+
+    def drop(self) -> None:
+        """Delete every key of the index (its meta last)."""
+        tables = [f"{{{self.key}}}:t{i:02d}" for i in range(MAX_TABLES)]
+        self.client.unlink(self._docs, self._fps, *tables)
+        self.client.unlink(self._meta)
+
+    # -- the script ------------------------------------------------------------------------
+
+    def _call(self, args: list[Any], client: Any = None) -> Any:
+        try:
+            return self._script(keys=self._keys, args=args, client=client)
+        except redis_errors() as exc:
+            self._changed(exc)
+            raise
+
+    def _changed(self, exc: BaseException) -> None:
+        if "SIMHASHCHANGED" in str(exc):
+            raise IndexMismatchError(f"index {self.path}: {exc}") from None
+
+    def _args(
+        self,
+        mode: str,
+        k: int,
+        fingerprint: int | None,
+        held: bytes = b"",
+        record: bytes = b"",
+        docid: bytes = b"",
+    ) -> list[Any]:
+        """The script's arguments; the tables' part packed in one string: the query's field,
+        value and prefix range in every table, and (``held``, a record header) the field and
+        value of the document's fingerprint."""
+        split = self._split
+        w, fb, bits = split.width, (split.bits + 7) // 8, split.bits
+        vmask = (1 << (64 - bits)) - 1
+        fshift = 64 - bits
+        parts: list[bytes] = []
+        old = int.from_bytes(held[:8], "big") if held else None
+        nothing = bytes(fb + w + 8)
+        for forward, (low, head) in zip(self._forward, self._ranges, strict=True):
+            if fingerprint is None:
+                parts.append(nothing)
+            else:
+                permuted = forward(fingerprint)
+                value = permuted & vmask
+                start = (value >> low) << low
+                parts += [
+                    (permuted >> fshift).to_bytes(fb, "big"),
+                    value.to_bytes(w, "big"),
+                    (start >> head).to_bytes(4, "big"),
+                    ((start | ((1 << low) - 1)) >> head).to_bytes(4, "big"),
+                ]
+            if old is None:
+                parts.append(nothing[: fb + w])
+            else:
+                permuted = forward(old)
+                parts += [
+                    (permuted >> fshift).to_bytes(fb, "big"),
+                    (permuted & vmask).to_bytes(w, "big"),
+                ]
+        fp = b"" if fingerprint is None else fingerprint.to_bytes(8, "big")
+        return [mode, self._token, k, w, fb, docid, held, record, fp, b"".join(parts)]
+
+    def _found(self, fingerprint: int, flat: Sequence[Any]) -> dict[int, int]:
+        """{fingerprint: distance} of a probe's answer (table, permuted value, distance)."""
+        found = {}
+        shift = 64 - self._split.bits
+        for i in range(0, len(flat), 3):
+            table = int(flat[i])
+            high = (self._forward[table](fingerprint) >> shift) << shift if shift < 64 else 0
+            permuted = high | int.from_bytes(flat[i + 1], "big")
+            found[self._inverse[table](permuted)] = int(flat[i + 2])
+        return found
+
+    def _matches(
+        self, found: dict[int, int], exclude: bytes | None = None, client: Any = None
+    ) -> list[Match]:
+        """The documents of ``found`` but ``exclude``, nearest first, then by key."""
+        if not found:
+            return []
+        args = ["fetch", self._token, *(fp.to_bytes(8, "big") for fp in found)]
+        matches = []
+        for data in self._call(args, client):
+            fingerprint, key, record = decode_doc(data)
+            if fingerprint in found and doc_id(key) != exclude:
+                matches.append(Match(fingerprint, key, found[fingerprint], record))
+        matches.sort(key=lambda m: (m.distance, m.key))
+        return matches
+
+    def _pipeline(self) -> Any:
+        """A pipeline (not a transaction) to the server holding the index: on a cluster, the
+        node serving the index's slot (redis-py's cluster pipelines refuse scripts)."""
+        client = self.client
+        if self.cluster:
+            client = client.get_node_from_key(self._meta).redis_connection
+        return client.pipeline(transaction=False)
+
+    def _writable(self) -> None:
+        if self._closed:
+            raise ValueError(f"index {self.path} is closed")
+        if self.readonly:
+            raise ValueError(f"index {self.path} is open read-only")
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _store_args(
+        self, mode: str, fingerprint: int, key: str, entry: Entry, now: float, held: bytes
+    ) -> list[Any]:
+        seen = now if entry.seen is None else entry.seen
+        if held and entry.seen is None:
+            seen = _SEEN.unpack_from(held, 8)[0]  # a replaced key keeps its first-seen time
+        docid = doc_id(key)
+        record = entry.data(fingerprint, seen)
+        return self._args(mode, self.max_distance, fingerprint, held, record, docid)
+
+    def _decide(self, mode: str, fingerprint: int, key: str, entry: Entry) -> Match | None:
+        """``check`` or ``insert`` one document, again while another process changes it."""
+        self._writable()
+        held = b""
+        for _ in range(_AGAIN):
+            args = self._store_args(mode, fingerprint, key, entry, time.time(), held)
+            answer = self._call(args)
+            status = int(answer[0])
+            if status == -1:  # the document changed since its header was read
+                held = bytes(answer[1])
+                continue
+            if status == 0:
+                return None
+            matches = self._matches(self._found(fingerprint, answer[1]), doc_id(key))
+            if matches:
+                return matches[0]
+            held = b""  # the matches were removed meanwhile: check again
+        raise RuntimeError(f"index {self.path}: {key!r} kept changing under {mode}")
+
+    def check_and_insert(self, fingerprint: int, key: str, **record: Any) -> Match | None:
+        """On the server, in one script: the nearest stored document within k (other than
+        ``key`` itself) if there is one, else insert this one and return None. Processes
+        racing with near duplicates of one another, on any machine, admit exactly one."""
+        fingerprint = check_fingerprint(fingerprint)
+        entry = Entry(check_key(key), record)
+        return self._decide("check", fingerprint, key, entry)
+
+    def check_and_insert_many(
+        self, items: Sequence[tuple[int, str, dict[str, Any]]]
+    ) -> list[Match | None]:
+        """:meth:`check_and_insert` for each ``(fingerprint, key, record)``, pipelined: the
+        scripts are sent together and run in order, each item seeing those admitted before
+        it. Every item is checked before any is sent."""
+        checked = checked_items(items)
+        self._writable()
+        if not checked:
+            return []
+        return self._pipelined("check", checked)
+
+    def _pipelined(self, mode: str, checked: list[Any]) -> list[Match | None]:
+        """Scripts of ``mode`` for ``checked`` items in one pipeline, the documents' current
+        headers read first (one round trip), matches read after (one more)."""
+        docids = [doc_id(key) for _, key, _ in checked]
+        held = [b"" if d is None else bytes(d[:16]) for d in self.client.hmget(self._docs, docids)]
+        now = time.time()
+        pipe = self._pipeline()
+        for (fingerprint, key, entry), h in zip(checked, held, strict=True):
+            self._call(self._store_args(mode, fingerprint, key, entry, now, h), pipe)
+        try:
+            answers = pipe.execute()
+        except redis_errors() as exc:
+            self._changed(exc)
+            raise
+        out: list[Match | None] = []
+        for (fingerprint, key, entry), answer in zip(checked, answers, strict=True):
+            status = int(answer[0])
+            if status == 0:
+                out.append(None)
+            elif status == 1:
+                found = self._found(fingerprint, answer[1])
+                matches = self._matches(found, doc_id(key))
+                out.append(matches[0] if matches else self._decide(mode, fingerprint, key, entry))
+            else:  # another process changed the document meanwhile
+                out.append(self._decide(mode, fingerprint, key, entry))
+        return out
+
+    @contextmanager
+    def batch(self, commit_every: int = 1000) -> Iterator[RedisIndex]:
+        """As ``SimhashIndex.batch`` for code written for both: on a server every write is
+        made at once, so the block groups nothing."""
+        self._writable()
+        yield self
+
+    def insert(self, fingerprint: int, key: str, **record: Any) -> None:
+        """Store ``key`` with ``fingerprint`` and a JSON-serializable ``record`` (a key stored
+        before is replaced; its first-seen time stays unless ``seen=`` is given)."""
+        fingerprint = check_fingerprint(fingerprint)
+        self._decide("insert", fingerprint, key, Entry(check_key(key), record))
+
+    def insert_many(self, items: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
+        """Store many ``(fingerprint, key, record)``, pipelined :data:`CHUNK` at a time (the
+        last of repeated keys wins); returns how many items were read. Every item of a chunk
+        is checked before the chunk is sent."""
+        self._writable()
+        read = 0
+        chunk: list[tuple[int, str, dict[str, Any]]] = []
+        for item in items:
+            chunk.append(item)
+            read += 1
+            if len(chunk) == CHUNK:
+                self._insert_chunk(chunk)
+                chunk = []
+        if chunk:
+            self._insert_chunk(chunk)
+        return read
+
+    def _insert_chunk(self, chunk: list[tuple[int, str, dict[str, Any]]]) -> None:
+        last = {key: i for i, (_, key, _) in enumerate(chunk)}  # repeated keys: the last wins
+        self._pipelined("insert", checked_items(c for i, c in enumerate(chunk) if last[c[1]] == i))
+
+    def remove(self, key: str) -> bool:
+        """Remove the document stored under ``key``; False if there was none."""
+        key = check_key(key)
+        self._writable()
+        docid = doc_id(key)
+        for _ in range(_AGAIN):
+            data = self.client.hget(self._docs, docid)
+            if data is None:
+                return False
+            args = self._args("remove", self.max_distance, None, bytes(data[:16]), docid=docid)
+            answer = self._call(args)
+            if int(answer[0]) == 0:
+                return bool(int(answer[1]))
+        raise RuntimeError(f"index {self.path}: {key!r} kept changing under remove")
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def probe(self, fingerprint: int, max_distance: int | None = None) -> dict[int, int]:
+        """Stored fingerprints within ``max_distance`` of ``fingerprint``: {fp: distance}
+        (one round trip; their documents are not read)."""
+        fingerprint = check_fingerprint(fingerprint)
+        k = self._query_distance(max_distance)
+        self._queries += 1
+        return self._found(fingerprint, self._call(self._args("probe", k, fingerprint)))
+
+    def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
+        """Every stored document within ``max_distance`` (default and at most the index's k)
+        bits of ``fingerprint``, nearest first, then by key."""
+        return self._matches(self.probe(fingerprint, max_distance))
+
+    def query_many(
+        self, fingerprints: Iterable[int], max_distance: int | None = None
+    ) -> list[list[Match]]:
+        """:meth:`query` for each fingerprint, the probes pipelined."""
+        queries = [check_fingerprint(fp, "fingerprints") for fp in fingerprints]
+        k = self._query_distance(max_distance)
+        pipe = self._pipeline()
+        for fp in queries:
+            self._call(self._args("probe", k, fp), pipe)
+        answers = pipe.execute()
+        self._queries += len(queries)
+        return [self._matches(self._found(fp, a)) for fp, a in zip(queries, answers, strict=True)]
+
+    def get(self, key: str) -> Match | None:
+        """The stored entry for ``key`` (distance 0), or None."""
+        return self.get_many([key])[0]
+
+    def get_many(self, keys: Sequence[str]) -> list[Match | None]:
+        """:meth:`get` for each key, in one round trip."""
+        if not keys:
+            return []
+        out: list[Match | None] = []
+        for data in self.client.hmget(self._docs, [doc_id(check_key(k)) for k in keys]):
+            if data is None:
+                out.append(None)
+                continue
+            fingerprint, key, record = decode_doc(data)
+            out.append(Match(fingerprint, key, 0, record))
+        return out
+
+    def __len__(self) -> int:
+        return int(self.client.hlen(self._docs))
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str) or not key:
+            return False
+        return bool(self.client.hexists(self._docs, doc_id(key)))
+
+    def items(self) -> Iterator[Match]:
+        """Every stored document (distance 0), streamed with HSCAN (a document changed
+        during the scan may be missed or given twice)."""
+        for _, data in self.client.hscan_iter(self._docs, count=CHUNK):
+            fingerprint, key, record = decode_doc(data)
+            yield Match(fingerprint, key, 0, record)
+
+    def seen_range(
+        self, progress: Callable[[int], object] | None = None
+    ) -> tuple[Match | None, Match | None]:
+        """The entries first seen earliest and latest, or Nones when the index is empty."""
+        oldest = newest = None
+        for i, match in enumerate(self.items(), 1):
+            if oldest is None or match.record["seen"] < oldest.record["seen"]:
+                oldest = match
+            if newest is None or match.record["seen"] > newest.record["seen"]:
+                newest = match
+            if progress is not None and i % CHUNK == 0:
+                progress(CHUNK)
+        return oldest, newest
+
+    def _links(self) -> Iterator[tuple[int, bytes]]:
+        """(fingerprint, document ids) of every fingerprint link."""
+        for fpb, ids in self.client.hscan_iter(self._fps, count=CHUNK):
+            yield int.from_bytes(fpb, "big"), bytes(ids)
+
+    def pairs(self, max_distance: int | None = None) -> Iterator[tuple[str, str, int]]:
+        """Batch mode: every pair of stored documents within ``max_distance`` bits, as
+        ``(key_a, key_b, distance)`` with ``key_a < key_b``."""
+        k = self._query_distance(max_distance)
+        rows = [(fp, ids[i : i + 16]) for fp, ids in self._links() for i in range(0, len(ids), 16)]
+        fps = np.array([fp for fp, _ in rows], dtype=np.uint64)
+
+        def keys_of(wanted: set[int]) -> dict[int, list[str]]:
+            chosen = [(fp, docid) for fp, docid in rows if fp in wanted]
+            data = self.client.hmget(self._docs, [d for _, d in chosen]) if chosen else []
+            out: dict[int, list[str]] = {}
+            for (fp, _), record in zip(chosen, data, strict=True):
+                if record is not None:
+                    out.setdefault(fp, []).append(decode_doc(record)[1])
+            return {fp: sorted(keys) for fp, keys in out.items()}
+
+        yield from document_pairs(self.layout, fps, keys_of, k)
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    # -- drop records: not kept on a Redis index yet ---------------------------------------
+
+    drop_records = 0
+
+    def dropped(self, key: str) -> Drop | None:
+        """None: a Redis index keeps no drop records yet (an LMDB index does)."""
+        check_key(key)
+        return None
+
+    def drops_of(self, key: str) -> list[Drop]:
+        check_key(key)
+        return []
+
+    def drops(self) -> Iterator[Drop]:
+        return iter(())
+
+    def drop_count(self) -> int:
+        return 0
+
+    def forget_drop(self, key: str) -> bool:
+        check_key(key)
+        return False
+
+    def eviction_policy(self) -> str:
+        """The server's ``maxmemory-policy`` (of the node holding the index, on a cluster)."""
+        kwargs: dict[str, Any] = {}
+        if self.cluster:
+            kwargs["target_nodes"] = self.client.get_node_from_key(self._meta)
+        return str(self.client.info("memory", **kwargs).get("maxmemory_policy", "unknown"))
+
+    def check_eviction(self) -> None:
+        """Refuse a server that may evict the index's keys (``maxmemory-policy``
+        ``allkeys-*``): the index would silently lose fingerprints."""
+        policy = self.eviction_policy()
+        if policy.startswith("allkeys"):
+            raise ValueError(
+                f"the Redis server of index {self.path} has maxmemory-policy {policy}, which "
+                f"may evict the index's keys; use noeviction (or a volatile-* policy: the index's "
+                f"keys have no expiry)"
+            )
+
+    def memory(self) -> dict[str, int]:
+        """Server memory of the index's keys (MEMORY USAGE, every field counted), in bytes:
+        ``tables_memory``, ``links_memory``, ``docs_memory``."""
+
+        def usage(key: str) -> int:
+            return int(self.client.memory_usage(key, samples=0) or 0)
+
+        return {
+            "tables_memory": sum(usage(t) for t in self._tables),
+            "links_memory": usage(self._fps),
+            "docs_memory": usage(self._docs),
+        }
+
+    def stats(self, *, seen: bool = True) -> dict[str, Any]:
+        """Counts, layout and server of the index (``seen`` as for ``SimhashIndex``)."""
+        stored = self._read_meta()
+        entries = len(self)
+        oldest = newest = None
+        if seen and entries <= 100_000:
+            oldest, newest = self.seen_range()
+        layout = self.layout
+        fingerprints = int(stored.get("fingerprints", 0))
+        return {
+            "path": self.path,
+            "url": self.url,
+            "key": self.key,
+            "cluster": self.cluster,
+            "entries": entries,
+            "fingerprints": fingerprints,
+            **layout_stats(layout),
+            "field_bits": self._split.bits,
+            "max_distance": self.max_distance,
+            "fingerprint_version": FINGERPRINT_VERSION,
+            "format_version": REDIS_FORMAT_VERSION,
+            "maxmemory_policy": self.eviction_policy(),
+            "expected_candidates_per_probe": layout.candidates_per_probe(fingerprints),
+            "queries": self._queries,
+            "oldest_seen": oldest.record["seen"] if oldest else None,
+            "newest_seen": newest.record["seen"] if newest else None,
+        }
+
+    def verify(self) -> list[str]:
+        """Problems found (empty when healthy): every document linked to its fingerprint,
+        every link to existing documents of that fingerprint, every table holding exactly
+        the linked fingerprints in sorted buckets, and the count in ``meta``. Read with
+        HSCAN: run it while no one writes."""
+        problems: list[str] = []
+        linked: dict[int, bytes] = dict(self._links())
+        for docid, data in self.client.hscan_iter(self._docs, count=CHUNK):
+            try:
+                fingerprint, key, _ = decode_doc(data)
+            except ValueError as exc:
+                problems.append(f"document {bytes(docid).hex()}: {exc}")
+                continue
+            if doc_id(key) != docid:
+                problems.append(f"document {key!r} is stored under another id")
+            ids = linked.get(fingerprint, b"")
+            if not any(ids[i : i + 16] == docid for i in range(0, len(ids), 16)):
+                problems.append(f"document {key!r} is not linked to its fingerprint")
+        for fingerprint, ids in linked.items():
+            for i in range(0, len(ids), 16):
+                data = self.client.hget(self._docs, ids[i : i + 16])
+                if data is None or decode_doc(data)[0] != fingerprint:
+                    problems.append(f"fingerprint {fingerprint:016x} links a missing document")
+        expected = np.array(sorted(linked), dtype=np.uint64)
+        for i, table in enumerate(self._tables):
+            held, bad = self._table_contents(i, table)
+            problems += bad
+            if held.shape != expected.shape or not (held == expected).all():
+                problems.append(
+                    f"table {i} holds {held.size} fingerprints, not the {expected.size} linked"
+                )
+        count = int(self._read_meta().get("fingerprints", -1))
+        if count != len(linked):
+            problems.append(f"meta counts {count} fingerprints, {len(linked)} are linked")
+        return problems
+
+    def _table_contents(self, i: int, table: str) -> tuple[np.ndarray, list[str]]:
+        """The fingerprints table ``i`` holds (sorted), and the problems of its buckets."""
+        split = self._split
+        w, shift = split.width, 64 - split.bits
+        inverse = self._inverse[i]
+        problems = []
+        out = []
+        for field, bucket in self.client.hscan_iter(table, count=CHUNK):
+            high = (int.from_bytes(field, "big") << shift) if shift < 64 else 0
+            if not bucket or len(bucket) % w:
+                problems.append(f"table {i} bucket {bytes(field).hex()} has {len(bucket)} bytes")
+                continue
+            values = [int.from_bytes(bucket[j : j + w], "big") for j in range(0, len(bucket), w)]
+            if any(b <= a for a, b in pairwise(values)):
+                problems.append(f"table {i} bucket {bytes(field).hex()} is out of order")
+            out += [inverse(high | v) for v in values]
+        return np.array(sorted(out), dtype=np.uint64), problems
+
+    def compact(self, dest: str) -> int:
+        """Copy the index into a new LMDB index in the empty directory ``dest`` (same k and
+        layout, records with their first-seen times); how many documents were copied."""
+        import os
+
+        from .index import SimhashIndex
+
+        os.makedirs(dest, exist_ok=True)
+        if os.listdir(dest):
+            raise ValueError(f"dest {dest!r} must be an empty directory")
+        with SimhashIndex(dest, self.max_distance, layout=self.layout) as copy:
+            return copy.insert_many((m.fingerprint, m.key, m.record) for m in self.items())
+
+    def load(self, source: Any) -> int:
+        """Copy every document of ``source`` (an index, LMDB or Redis) into this one, with
+        their first-seen times; how many were copied."""
+        return self.insert_many((m.fingerprint, m.key, m.record) for m in source.items())
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.client.close()
+
+    def __repr__(self) -> str:
+        return f"RedisIndex({self.url!r}, {self.key!r}, k={self.max_distance}, {self._state()})"

@@ -1,0 +1,89 @@
+"""``scrapy-simhash`` on an index on a real Redis server: INDEX a redis:// URL, ``--key``."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.index.redis_index import RedisIndex
+
+from .test_cli import DAY, NOW, A, B, C, run, run_json
+
+
+@pytest.fixture
+def key(redis_server):
+    """An index of three entries (A, A within 1 bit, C; one old) under a new key."""
+    name = f"cli:{uuid.uuid4().hex}"
+    with RedisIndex(redis_server.url, name) as index:
+        index.insert(A, "https://a.example/1", seen=NOW - 40 * DAY)
+        index.insert(A ^ 1, "https://a.example/copy", seen=NOW)
+        index.insert(C, "https://c.example/", seen=NOW)
+        yield name
+        index.drop()
+
+
+def test_info_lookup_explain_dump_clusters(capsys, redis_server, key):
+    url = redis_server.url
+    info = run_json(capsys, "info", "--key", key, url)
+    assert (info["entries"], info["fingerprints"], info["k"]) == (3, 3, 3)
+    assert info["key"] == key and info["maxmemory_policy"] == "noeviction"
+    assert info["tables_memory"] > 0
+    code, out, _ = run(capsys, "info", "--key", key, url)
+    assert code == 0 and f"{url} key {key}" in out
+    found = run_json(capsys, "lookup", "--key", key, url, f"{A:016x}")
+    assert [m["url"] for m in found] == ["https://a.example/1", "https://a.example/copy"]
+    explained = run_json(capsys, "explain", "--key", key, url, "https://a.example/copy")
+    assert explained["matches"][0]["url"] == "https://a.example/1"
+    assert len(run_json(capsys, "dump", "--key", key, url)) == 3
+    clusters = run_json(capsys, "clusters", "--key", key, url)
+    assert [c["urls"] for c in clusters] == [["https://a.example/1", "https://a.example/copy"]]
+
+
+def test_remove_and_verify(capsys, redis_server, key):
+    url = redis_server.url
+    assert run_json(capsys, "remove", "--key", key, url, "--older-than", "30")["count"] == 1
+    assert run_json(capsys, "verify", "--key", key, url)["ok"] is True
+    with RedisIndex(url, key) as index:
+        assert len(index) == 2 and B not in index.probe(B)
+
+
+def test_compact_copies_between_redis_and_lmdb(capsys, redis_server, key, tmp_path):
+    url = redis_server.url
+    copied = run_json(capsys, "compact", "--key", key, url, str(tmp_path / "copy"))
+    assert copied["entries"] == 3
+    with SimhashIndex(tmp_path / "copy") as index:
+        assert len(index) == 3 and index.verify() == []
+    back = f"{key}:back"
+    copied = run_json(capsys, "compact", "--key", back, str(tmp_path / "copy"), url)
+    assert copied["entries"] == 3
+    with RedisIndex(url, back) as index:
+        assert len(index) == 3 and index.verify() == []
+        assert index.get("https://a.example/1").record["seen"] == pytest.approx(NOW - 40 * DAY)
+        index.drop()
+
+
+def test_errors_are_one_line(capsys, redis_server, key):
+    url = redis_server.url
+    code, _, err = run(capsys, "info", url)
+    assert code == 1 and "give the index's --key" in err
+    code, _, err = run(capsys, "info", "--key", "missing", url)
+    assert code == 1 and "no index 'missing'" in err
+    code, _, err = run(capsys, "info", "--key", key, "redis://:pw@127.0.0.1:1/0")
+    assert code == 1 and "cannot use the Redis server at redis://:***@127.0.0.1:1/0" in err
+    assert "pw@" not in err
+
+
+def test_report_of_a_redis_index(capsys, redis_server, key, tmp_path):
+    """The report reads a Redis index as it reads an LMDB one (no drop records there yet)."""
+    import lxml.html
+
+    out = tmp_path / "report.html"
+    code, printed, _ = run(capsys, "report", "--key", key, redis_server.url, "-o", str(out))
+    assert (code, printed) == (0, f"report: {out}\n")
+    page = lxml.html.fromstring(out.read_bytes())
+    cards = [(c.findtext("b"), c.findtext("span")) for c in page.cssselect(".card")]
+    assert cards[:2] == [("3", "pages kept (entries)"), ("0", "drops recorded")]
+    groups = page.cssselect("#groups .group")
+    assert [g.findtext("h3") for g in groups] == ["Group 1: 2 pages"]

@@ -1,0 +1,80 @@
+"""The SIMHASH_REDIS_* settings, and a password that never reaches the log."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from scrapy.settings import Settings
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_simhash.crawl.config import REDIS_PARAMS, SimhashConfig
+
+from ._redis_server import RedisServer
+from .test_scrapy_crawl import MIDDLEWARE, crawl
+
+
+def config(**settings) -> SimhashConfig:
+    return SimhashConfig.from_settings(Settings(settings))
+
+
+def test_unset_keeps_lmdb():
+    assert config().redis_url is None
+    assert config(SIMHASH_REDIS_URL="").redis_url is None
+
+
+def test_redis_settings_are_read():
+    c = config(
+        SIMHASH_REDIS_URL="rediss://user:pw@host:6380/2",
+        SIMHASH_REDIS_KEY="crawls:%(spider)s",
+        SIMHASH_REDIS_CLUSTER="true",
+        SIMHASH_REDIS_PARAMS={"socket_timeout": 5},
+    )
+    assert c.redis_url == "rediss://user:pw@host:6380/2"
+    assert c.redis_key == "crawls:%(spider)s"
+    assert c.redis_cluster is True
+    assert c.redis_params == {**REDIS_PARAMS, "socket_timeout": 5}
+    assert config(SIMHASH_REDIS_URL="unix:///tmp/r.sock").redis_cluster is None  # detected
+
+
+def test_same_as_redis_url():
+    c = config(SIMHASH_REDIS_URL="REDIS_URL", REDIS_URL="redis://queue:6379/0")
+    assert c.redis_url == "redis://queue:6379/0"
+    with pytest.raises(ValueError, match="the REDIS_URL setting is not set"):
+        config(SIMHASH_REDIS_URL="REDIS_URL")
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"SIMHASH_REDIS_URL": "http://:secret@host"}, "must be a redis://, rediss:// or unix://"),
+        ({"SIMHASH_REDIS_URL": "host:6379"}, "got a value without a scheme"),
+        ({"SIMHASH_REDIS_URL": 6379}, "SIMHASH_REDIS_URL must be"),
+        ({"SIMHASH_REDIS_KEY": "{x}:%(spider)s"}, "SIMHASH_REDIS_KEY must not hold braces"),
+        ({"SIMHASH_REDIS_KEY": "%(name)s"}, "SIMHASH_REDIS_KEY must be a key with"),
+        ({"SIMHASH_REDIS_PARAMS": "socket_timeout=5"}, "SIMHASH_REDIS_PARAMS must be a dict"),
+        ({"SIMHASH_REDIS_CLUSTER": "maybe"}, "SIMHASH_REDIS_CLUSTER must be a boolean"),
+        (
+            {"SIMHASH_REDIS_URL": "redis://h", "SIMHASH_RESET": True},
+            "SIMHASH_RESET on a Redis index",
+        ),
+    ],
+)
+def test_bad_values_name_the_setting(settings, message):
+    with pytest.raises(ValueError, match=message) as caught:
+        config(**settings)
+    assert "secret" not in str(caught.value)
+
+
+@deferred_f_from_coro_f
+async def test_the_password_never_reaches_the_log(site, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    with RedisServer(tmp_path / "redis") as server, server.client() as client:
+        client.config_set("requirepass", "s3cret-pw")
+        url = f"redis://:s3cret-pw@127.0.0.1:{server.port}/0"
+        settings = {**MIDDLEWARE, "SIMHASH_REDIS_URL": url, "SIMHASH_REDIS_KEY": "pw"}
+        result = await crawl(settings, tmp_path, site)
+        assert result.simhash["simhash/unique"] == 5
+        text = caplog.text + repr(result.stats)
+        assert "s3cret-pw" not in text
+        assert f"Simhash index redis://:***@127.0.0.1:{server.port}/0 pw: 0 entries" in text

@@ -1,0 +1,165 @@
+"""Crawls on an index on a real Redis server: in-process crawls, two ``scrapy crawl``
+processes sharing one index, and a server shut down and restarted in the middle of a crawl."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import threading
+import uuid
+
+import pytest
+from scrapy import signals
+from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
+
+import scrapy_simhash.crawl.remote as remote
+from scrapy_simhash.crawl.config import SimhashConfig
+from scrapy_simhash.index.redis_index import RedisIndex
+from scrapy_simhash.text.fingerprint import hamming
+
+from ._redis_server import RedisServer
+from .test_example_project import ARTICLES as TITLES
+from .test_example_project import EXAMPLE, simhash_stats
+from .test_scrapy_crawl import ARTICLES, MIDDLEWARE, SITE_STATS, SiteSpider, crawl, paths
+
+
+def redis_settings(url: str, key: str) -> dict:
+    return {"SIMHASH_REDIS_URL": url, "SIMHASH_REDIS_KEY": f"{key}:%(spider)s"}
+
+
+@pytest.fixture
+def key() -> str:
+    return f"crawl:{uuid.uuid4().hex}"
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_on_redis_decides_as_on_lmdb(site, tmp_path, redis_server, key):
+    settings = {**MIDDLEWARE, **redis_settings(redis_server.url, key)}
+    result = await crawl(settings, tmp_path, site)
+    assert paths(site, result.kept) == ARTICLES
+    assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
+    assert not (tmp_path / "simhash").exists()  # no LMDB index
+    with RedisIndex(redis_server.url, f"{key}:site") as index:
+        assert sorted(index.keys()) == sorted(site.url(p) for p in ARTICLES)
+        # a second crawl finds every page stored
+        second = await crawl(settings, tmp_path, site)
+        assert second.kept == []
+        assert second.simhash["simhash/duplicate"] == 11
+
+
+@deferred_f_from_coro_f
+async def test_reset_on_redis_must_name_the_index(site, tmp_path, redis_server, key):
+    settings = {**MIDDLEWARE, **redis_settings(redis_server.url, key)}
+    await crawl(settings, tmp_path, site)
+    with pytest.raises(ValueError, match="must name the index's key"):
+        SimhashConfig.from_settings(
+            get_crawler(settings_dict={**settings, "SIMHASH_RESET": True}).settings
+        )
+    wrong = {**settings, "SIMHASH_RESET": "other:site"}
+    crawler = get_crawler(SiteSpider, wrong)
+    with pytest.raises(ValueError, match="nothing was reset"):
+        await crawler.crawl_async(start_url=site.url("/index.html"))
+    again = await crawl({**settings, "SIMHASH_RESET": f"{key}:site"}, tmp_path, site)
+    assert paths(site, again.kept) == ARTICLES
+
+
+def _scrapy_crawl(tmp_path, name: str, *args: str) -> subprocess.Popen:
+    out = tmp_path / f"{name}.jsonl"
+    command = [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(out), *args]
+    return subprocess.Popen(command, cwd=EXAMPLE, stderr=subprocess.PIPE, text=True)
+
+
+def test_two_scrapy_crawl_processes_share_one_index(tmp_path, redis_server, key):
+    """Both crawl the same pages at once: between them they keep what one crawl keeps, and
+    no near-duplicate pair twice."""
+    args = ["-s", f"SIMHASH_REDIS_URL={redis_server.url}", "-s", f"SIMHASH_REDIS_KEY={key}"]
+    procs = [_scrapy_crawl(tmp_path, name, *args) for name in ("a", "b")]
+    errors = [p.communicate(timeout=180)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors[0][-3000:] + errors[1][-3000:]
+    items = [
+        json.loads(line)
+        for name in ("a", "b")
+        for line in (tmp_path / f"{name}.jsonl").read_text().splitlines()
+    ]
+    assert len(items) == 5
+    fingerprints = [int(item["fingerprint"], 16) for item in items]
+    assert all(hamming(a, b) > 3 for i, a in enumerate(fingerprints) for b in fingerprints[i + 1 :])
+    stats = [simhash_stats(e) for e in errors]
+    assert sum(s.get("simhash/unique", 0) for s in stats) == 5
+    assert sum(s["simhash/checked"] for s in stats) == 22
+    assert all("Simhash index redis://127.0.0.1" in e for e in errors)
+    with RedisIndex(redis_server.url, key) as index:
+        assert len(index) == 5
+        assert index.verify() == []
+        assert {m.record["url"] for m in index.items()} == {item["url"] for item in items}
+    assert len(TITLES) == 5
+
+
+class _RestartingSpider(SiteSpider):
+    """Shuts the Redis server down (SHUTDOWN, the AOF written) when the third page arrives,
+    and starts it again ``down_for`` seconds later (never when None)."""
+
+    server: RedisServer
+    down_for: float | None = 1.0
+
+    def parse_page(self, response):
+        self.pages = getattr(self, "pages", 0) + 1
+        if self.pages == 3:
+            self.server.stop()
+            if self.down_for is not None:
+                timer = threading.Timer(self.down_for, self.server.start)
+                timer.start()
+                self.crawler.signals.connect(timer.join, signals.spider_closed, weak=False)
+        yield from super().parse_page(response)
+
+
+async def _restart_crawl(site, tmp_path, settings, down_for):
+    server = RedisServer(tmp_path / "redis", aof=True).start()
+    spider = type("Spider", (_RestartingSpider,), {"server": server, "down_for": down_for})
+    settings = {**MIDDLEWARE, **redis_settings(server.url, "restart"), **settings}
+    crawler = get_crawler(spider, {"SIMHASH_WORKERS": 0, **settings})
+    try:
+        await crawler.crawl_async(start_url=site.url("/index.html"))
+        if server.proc is None:
+            server.start()
+        with RedisIndex(server.url, "restart:site") as index:
+            stored = {m.key for m in index.items()}
+    finally:
+        server.stop()
+    return crawler.stats.get_stats(), stored
+
+
+@deferred_f_from_coro_f
+async def test_a_server_restarted_mid_crawl_loses_nothing(site, tmp_path, caplog):
+    caplog.set_level(logging.INFO)
+    stats, stored = await _restart_crawl(site, tmp_path, {}, down_for=1.0)
+    assert stats["finish_reason"] == "finished"
+    assert stats["simhash/index/errors"] >= 1
+    assert "simhash/skipped/index_error" not in stats
+    # the same decisions as without the restart, and every page kept is in the index
+    assert stats["simhash/unique"] == 5 and stats["simhash/duplicate"] == 6
+    assert stored == {site.url(p) for p in ARTICLES}
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("a call failed (ConnectionError" in m for m in messages)
+    assert any("the server answers again" in m for m in messages)
+
+
+@pytest.mark.parametrize("on_error", ["stop", "skip"])
+@deferred_f_from_coro_f
+async def test_a_server_that_stays_down(site, tmp_path, caplog, monkeypatch, on_error):
+    monkeypatch.setattr(remote, "RETRY_DELAYS", (0.05, 0.1))
+    settings = {"SIMHASH_ON_INDEX_ERROR": on_error}
+    stats, stored = await _restart_crawl(site, tmp_path, settings, down_for=None)
+    assert stats["simhash/skipped/index_error"] >= 1
+    assert stats["simhash/unique"] == len(stored)  # every page reported kept is in the index
+    messages = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert any("cannot be used (ConnectionError" in m for m in messages)
+    if on_error == "stop":
+        assert stats["finish_reason"] == "simhash_index_error"
+    else:
+        assert stats["finish_reason"] == "finished"
+        assert stats["simhash/checked"] == 11
+    assert all("password" not in m for m in messages)

@@ -1,0 +1,170 @@
+"""The Redis index on a real redis-server: keys, meta, records, removal, scripts reloaded,
+eviction refused, copies to and from LMDB."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from scrapy_simhash.index import IndexMismatchError, SimhashIndex
+from scrapy_simhash.index.layout import build_layout
+from scrapy_simhash.index.redis_index import RedisIndex, choose_field_bits, redact
+
+
+@pytest.fixture
+def key(redis_server):
+    """A new index key, its keys deleted after the test."""
+    name = f"t:{uuid.uuid4().hex}"
+    yield name
+    with redis_server.client() as client:
+        doomed = list(client.scan_iter(match=f"{{{name}}}*"))
+        if doomed:
+            client.delete(*doomed)
+
+
+def test_all_keys_under_one_hash_tag_and_few_of_them(redis_server, key):
+    with RedisIndex(redis_server.url, key, expected_size=10**7) as ix:
+        ix.insert_many((i * 0x9E3779B97F4A7C15 % 2**64, f"k{i}", {}) for i in range(5000))
+        assert len(ix) == 5000
+    with redis_server.client() as client:
+        names = sorted(k.decode() for k in client.scan_iter(match=f"{{{key}}}*"))
+    tables = [f"{{{key}}}:t{i:02d}" for i in range(10)]
+    assert names == sorted([f"{{{key}}}:meta", f"{{{key}}}:docs", f"{{{key}}}:fps", *tables])
+
+
+def test_meta_holds_the_parameters(redis_server, key):
+    RedisIndex(redis_server.url, key).close()
+    with redis_server.client() as client:
+        meta = {k.decode(): v.decode() for k, v in client.hgetall(f"{{{key}}}:meta").items()}
+    assert set(meta) == {
+        "format_version",
+        "fingerprint_version",
+        "max_distance",
+        "layout",
+        "field_bits",
+        "created",
+        "fingerprints",
+    }
+    assert meta["max_distance"] == "3"
+
+
+def test_other_parameters_are_refused(redis_server, key):
+    RedisIndex(redis_server.url, key, max_distance=3).close()
+    with pytest.raises(IndexMismatchError, match="max_distance=3, not 4"):
+        RedisIndex(redis_server.url, key, max_distance=4)
+    with pytest.raises(IndexMismatchError, match="layout"):
+        RedisIndex(redis_server.url, key, layout=build_layout(3, 5))
+    with redis_server.client() as client:
+        client.hset(f"{{{key}}}:meta", "format_version", "99")
+    with pytest.raises(IndexMismatchError, match="format_version=99"):
+        RedisIndex(redis_server.url, key)
+    with RedisIndex(redis_server.url, key, max_distance=4, reset=True) as ix:
+        assert ix.max_distance == 4
+
+
+def test_an_index_reset_by_another_process_is_not_written_to(redis_server, key):
+    with RedisIndex(redis_server.url, key) as ix:
+        ix.insert(1, "a")
+        RedisIndex(redis_server.url, key, reset=True).close()
+        with pytest.raises(IndexMismatchError, match="reset or replaced"):
+            ix.check_and_insert(2, "b")
+
+
+def test_missing_index_without_create(redis_server, key):
+    with pytest.raises(ValueError, match="no index"):
+        RedisIndex(redis_server.url, key, create=False)
+    with pytest.raises(ValueError, match="braces"):
+        RedisIndex(redis_server.url, "a{b}")
+
+
+def test_records_replace_and_remove(redis_server, key):
+    with RedisIndex(redis_server.url, key) as ix:
+        assert ix.check_and_insert(0xFF, "a", url="a") is None
+        first = ix.get("a")
+        assert first.record["url"] == "a"
+        # the same key within k: no match with itself, replaced, first seen kept
+        assert ix.check_and_insert(0xFE, "a", url="a2") is None
+        again = ix.get("a")
+        assert again.fingerprint == 0xFE and again.record == {
+            "url": "a2",
+            "seen": first.record["seen"],
+        }
+        # another key sharing the fingerprint is a match at distance 0
+        match = ix.check_and_insert(0xFE, "b")
+        assert (match.key, match.distance) == ("a", 0)
+        ix.insert(0xFE, "b")
+        assert sorted(m.key for m in ix.query(0xFE)) == ["a", "b"]
+        assert ix.remove("a") and not ix.remove("a")
+        assert [m.key for m in ix.query(0xFE)] == ["b"]
+        assert ix.remove("b")
+        assert ix.query(0xFE) == [] and len(ix) == 0
+        assert ix.stats()["fingerprints"] == 0
+        assert ix.verify() == []
+
+
+def test_scripts_are_loaded_again_after_a_flush(redis_server, key):
+    with RedisIndex(redis_server.url, key) as ix:
+        ix.insert(1, "a")
+        with redis_server.client() as client:
+            client.script_flush()
+        assert ix.check_and_insert(3, "b").key == "a"
+        client = redis_server.client()
+        client.script_flush()
+        client.close()
+        far = 0xAAAA_5555_0000_0000
+        assert ix.check_and_insert_many([(far, "c", {}), (far + 1, "d", {})])[1].key == "c"
+
+
+def test_an_evicting_server_is_refused(redis_server, key):
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        ix.check_eviction()
+        client.config_set("maxmemory-policy", "allkeys-lru")
+        try:
+            with pytest.raises(ValueError, match="maxmemory-policy allkeys-lru"):
+                ix.check_eviction()
+        finally:
+            client.config_set("maxmemory-policy", "noeviction")
+
+
+def test_passwords_are_never_shown():
+    assert redact("redis://user:s3cret@host:6380/2") == "redis://user:***@host:6380/2"
+    assert redact("rediss://:s3cret@host/0") == "rediss://:***@host/0"
+    assert redact("unix:///tmp/r.sock?db=1") == "unix:///tmp/r.sock?db=1"
+
+
+def test_field_bits_stay_within_the_prefixes():
+    for k in range(5):
+        layout = build_layout(k, k + 1)
+        for size in (1, 10**6, 10**9):
+            assert 0 <= choose_field_bits(layout, size) <= min(24, *layout.prefix_bits)
+
+
+def test_copies_to_lmdb_and_back(redis_server, key, tmp_path):
+    with RedisIndex(redis_server.url, key) as ix:
+        ix.insert_many((i << 20, f"k{i}", {"n": i}) for i in range(300))
+        assert ix.compact(str(tmp_path / "copy")) == 300
+        with SimhashIndex(tmp_path / "copy") as copy:
+            assert len(copy) == 300 and copy.verify() == []
+            assert copy.get("k7").record == ix.get("k7").record
+            with RedisIndex(redis_server.url, key + ":back") as back:
+                try:
+                    assert back.load(copy) == 300
+                    assert back.get("k7").record == ix.get("k7").record
+                    assert back.verify() == []
+                finally:
+                    back.drop()
+
+
+def test_on_the_cluster(redis_cluster):
+    key = f"t:{uuid.uuid4().hex}"
+    with RedisIndex(redis_cluster.url, key) as ix:
+        try:
+            assert ix.cluster
+            ix.insert_many((i << 30, f"k{i}", {}) for i in range(100))
+            assert ix.check_and_insert((5 << 30) ^ 1, "near").key == "k5"
+            assert ix.verify() == []
+            assert ix.stats()["maxmemory_policy"] == "noeviction"
+            assert ix.memory()["tables_memory"] > 0
+        finally:
+            ix.drop()
