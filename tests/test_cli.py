@@ -670,6 +670,10 @@ class Shop(scrapy.Spider):
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path)
+
+
+def make_project(tmp_path: Path) -> Path:
     """A Scrapy project with spiders news and shop, SIMHASH_DIR "idx" (so inside .scrapy), and
     an index of news (2 entries) where its crawl would open it."""
     root = tmp_path / "project"

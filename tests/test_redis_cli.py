@@ -9,7 +9,7 @@ import pytest
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.index.redis_index import RedisIndex
 
-from .test_cli import DAY, NOW, A, B, C, run, run_json
+from .test_cli import DAY, NOW, A, B, C, _info, _scrapy_simhash, make_project, run, run_json
 
 
 @pytest.fixture
@@ -87,3 +87,28 @@ def test_report_of_a_redis_index(capsys, redis_server, key, tmp_path):
     assert cards[:2] == [("3", "pages kept (entries)"), ("0", "drops recorded")]
     groups = page.cssselect("#groups .group")
     assert [g.findtext("h3") for g in groups] == ["Group 1: 2 pages"]
+
+
+def test_scrapy_simhash_takes_a_spider_name_for_its_redis_index(redis_server, tmp_path):
+    """In a project whose crawls keep their index on Redis (SIMHASH_REDIS_URL), a spider's
+    name opens that spider's index on the server, under SIMHASH_REDIS_KEY."""
+    project = make_project(tmp_path)
+    with RedisIndex(redis_server.url, "news:simhash") as index:
+        index.insert(A, "https://n/on-redis")
+        index.insert(B, "https://n/also-on-redis")
+    try:
+        redis_option = f"SIMHASH_REDIS_URL={redis_server.url}"
+        info = _info(_scrapy_simhash(project, "-s", redis_option, "info", "news", "--json"))
+        assert (info["key"], info["entries"]) == ("news:simhash", 2)  # not the LMDB index
+        done = _scrapy_simhash(
+            project, "-s", redis_option, "-s", "SIMHASH_REDIS_KEY=crawl:%(spider)s", "info", "news"
+        )
+        assert done.returncode == 1 and "crawl:news" in done.stderr  # another key: no index
+        done = _scrapy_simhash(project, "-s", "SIMHASH_REDIS_URL=http://x", "info", "news")
+        assert done.stderr == (
+            "scrapy simhash: error: SIMHASH_REDIS_URL must be a redis://, rediss:// or unix://"
+            " URL, got a http:// URL\n"
+        )
+    finally:
+        with RedisIndex(redis_server.url, "news:simhash") as index:
+            index.drop()

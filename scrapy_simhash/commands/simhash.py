@@ -4,10 +4,12 @@ Registered through the ``scrapy.commands`` entry point (or ``COMMANDS_MODULE =
 "scrapy_simhash.commands"``). Everything after ``simhash`` is handed to
 :func:`scrapy_simhash.cli.main.main`, so both surfaces share one parser and one implementation.
 
-Inside a project, INDEX may also be a spider's name: it becomes the folder the crawl of that
-spider opens, under the project's settings (``SIMHASH_DIR`` and Scrapy's ``.scrapy`` data
-directory, through :func:`scrapy_simhash.crawl.service.index_path`, the crawl's own rule). An
-existing folder of that name wins, so that a path given on purpose is never reinterpreted.
+Inside a project, INDEX may also be a spider's name: it becomes the index the crawl of that
+spider opens, under the project's settings: on the Redis server of ``SIMHASH_REDIS_URL``
+under ``SIMHASH_REDIS_KEY`` when it is set, else the folder in ``SIMHASH_DIR`` and Scrapy's
+``.scrapy`` data directory (through :func:`scrapy_simhash.crawl.service.index_path`, the
+crawl's own rule). An existing folder of that name wins, so that a path given on purpose is
+never reinterpreted.
 Outside a project, INDEX is a folder, as for ``scrapy-simhash``.
 """
 
@@ -26,7 +28,8 @@ from scrapy.utils.project import inside_project
 from ..cli import main
 from ..cli.main import SPIDER_HELP
 from ..cli.output import CliError
-from ..crawl.config import simhash_dir
+from ..cli.redis_target import RedisTarget
+from ..crawl.config import redis_settings, simhash_dir
 from ..crawl.service import index_path
 
 PROG = "scrapy simhash"
@@ -39,7 +42,7 @@ class Command(ScrapyCommand):
 
     def syntax(self) -> str:
         return (
-            "<info|lookup|explain|dump|clusters|fingerprint|remove|verify|compact>"
+            "<info|lookup|explain|dump|clusters|fingerprint|remove|report|verify|compact>"
             " [SPIDER|INDEX] [options]"
         )
 
@@ -67,8 +70,9 @@ class Command(ScrapyCommand):
 
 
 def spider_locator(settings: BaseSettings) -> Callable[[str], str]:
-    """The INDEX argument to the folder to open: an existing path as it is, a spider of the
-    project as its index under ``settings``; anything else as it is, for the usual errors."""
+    """The INDEX argument to the index to open: an existing path as it is, a spider of the
+    project as its index under ``settings`` (a folder, or a :class:`RedisTarget`); anything
+    else as it is, for the usual errors."""
 
     def locate(name: str) -> str:
         if os.path.exists(name):  # a folder wins over a spider of the same name
@@ -82,8 +86,11 @@ def spider_locator(settings: BaseSettings) -> Callable[[str], str]:
                 f" (its spiders: {', '.join(spiders)})"
             )
         try:
+            redis = redis_settings(settings)
+            if redis["redis_url"] is not None:  # the crawl's index is on that server
+                return RedisTarget(redis["redis_url"], redis["redis_key"] % {"spider": name})
             path = index_path(simhash_dir(settings), name)
-        except ValueError as exc:  # a bad SIMHASH_DIR, named by the message
+        except ValueError as exc:  # a bad SIMHASH_DIR or SIMHASH_REDIS_*, named by the message
             raise CliError(str(exc)) from None
         if not os.path.exists(path):
             raise CliError(f"no index of spider {name} at {path}: crawl it first")
