@@ -269,3 +269,20 @@ async def test_items_of_pages_older_than_the_decision_memory_are_found_in_the_in
     result = await crawl(BOTH, tmp_path, site, spider=LateItemsSpider, fields=("url", "html"))
     assert paths(site, result.kept) == ARTICLES
     assert result.simhash == {"simhash/checked": 5, "simhash/unique": 5, "simhash/index/size": 5}
+
+
+@deferred_f_from_coro_f
+async def test_a_second_crawl_drops_the_items_the_first_stored(site, tmp_path):
+    """README, "Across crawls": a page whose URL an earlier crawl stored is a duplicate of
+    itself; the pipeline alone finds the earlier entry under the item's URL, and does not take
+    it for a page of this crawl."""
+    first = await crawl(PIPELINE, tmp_path, site, fields=("url", "html"))
+    assert paths(site, first.kept) == ARTICLES
+    second = await crawl(PIPELINE, tmp_path, site, fields=("url", "html"))
+    assert second.kept == []
+    assert second.simhash == {
+        "simhash/checked": 11,
+        "simhash/duplicate": 11,
+        "simhash/duplicate/distance/0": 11,
+        "simhash/index/size": 5,
+    }
