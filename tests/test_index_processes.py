@@ -131,16 +131,30 @@ def test_index_object_survives_fork(tmp_path):
         assert ix.verify() == []
 
 
+def _stepped_inserter(path: str, count: int, wrote, read) -> None:
+    """Insert ``count`` entries, one commit each, and after each wait until the reader read."""
+    with SimhashIndex(path) as ix:
+        for i in range(count):
+            ix.insert((1 << 60) | (i << 20) | i, f"w1-{i}")
+            wrote.release()
+            assert read.acquire(timeout=60)
+
+
 def test_readonly_reader_while_another_process_writes(tmp_path):
+    """A reader opened before the writer sees each of its commits, in order, as soon as it
+    is made: the two processes take turns, so the reader samples every count from 1 to 100."""
     path = str(tmp_path / "ix")
     SimhashIndex(path).close()
-    proc = ctx.Process(target=_inserter, args=(path, 1, 300))
-    proc.start()
+    wrote, read = ctx.Semaphore(0), ctx.Semaphore(0)
+    proc = ctx.Process(target=_stepped_inserter, args=(path, 100, wrote, read))
     seen = []
     with SimhashIndex(path, readonly=True) as reader:
-        while proc.is_alive():
+        seen.append(len(reader))
+        proc.start()
+        for _ in range(100):
+            assert wrote.acquire(timeout=60)
             seen.append(len(reader))
-            time.sleep(0.005)
-        proc.join()
-        assert len(reader) == 300
-    assert seen == sorted(seen)
+            read.release()
+        proc.join(60)
+        assert proc.exitcode == 0
+    assert seen == list(range(101))

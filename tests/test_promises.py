@@ -14,6 +14,7 @@ from scrapy import Request
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
 
+import scrapy_simhash.crawl.service as service_module
 from scrapy_simhash.crawl.addon import Addon
 from scrapy_simhash.crawl.middleware import SimhashMiddleware
 from scrapy_simhash.crawl.pipeline import SimhashPipeline
@@ -242,3 +243,46 @@ def test_the_addon_keeps_priorities_the_user_set():
     Addon().update_settings(fresh)
     assert fresh.getdict("DOWNLOADER_MIDDLEWARES") == {SimhashMiddleware: 543}
     assert fresh.getdict("ITEM_PIPELINES") == {SimhashPipeline: 200}
+
+
+@deferred_f_from_coro_f
+async def test_items_of_pages_older_than_the_decision_memory_are_found_in_the_index(
+    site, tmp_path, monkeypatch
+):
+    """With room for one decision, the items of five articles, all yielded after the last
+    article was decided, are linked to their pages by the entries this crawl stored: each is
+    kept, none is fingerprinted again (or found to duplicate its own page)."""
+    monkeypatch.setattr(service_module, "DECISION_MEMORY", 1)
+
+    class LateItemsSpider(SiteSpider):
+        pending: ClassVar[list] = []
+
+        async def start(self):
+            for i, path in enumerate(ARTICLES):
+                yield Request(site.url(path), self.parse_page, priority=-i)
+
+        def parse_page(self, response):
+            self.pending.extend(super().parse_page(response))
+            if len(self.pending) == len(ARTICLES):
+                yield from self.pending
+
+    result = await crawl(BOTH, tmp_path, site, spider=LateItemsSpider, fields=("url", "html"))
+    assert paths(site, result.kept) == ARTICLES
+    assert result.simhash == {"simhash/checked": 5, "simhash/unique": 5, "simhash/index/size": 5}
+
+
+@deferred_f_from_coro_f
+async def test_a_second_crawl_drops_the_items_the_first_stored(site, tmp_path):
+    """README, "Across crawls": a page whose URL an earlier crawl stored is a duplicate of
+    itself; the pipeline alone finds the earlier entry under the item's URL, and does not take
+    it for a page of this crawl."""
+    first = await crawl(PIPELINE, tmp_path, site, fields=("url", "html"))
+    assert paths(site, first.kept) == ARTICLES
+    second = await crawl(PIPELINE, tmp_path, site, fields=("url", "html"))
+    assert second.kept == []
+    assert second.simhash == {
+        "simhash/checked": 11,
+        "simhash/duplicate": 11,
+        "simhash/duplicate/distance/0": 11,
+        "simhash/index/size": 5,
+    }
