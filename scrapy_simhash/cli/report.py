@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import itertools
 import json
 import time
 from collections import Counter
@@ -40,7 +41,7 @@ class Report:
     distances: list[int]  # drops at distance 0..k
     site_pairs: list[tuple[str, str, int]]  # (dropped page's site, kept page's site, drops)
     groups: list[dict[str, Any]]
-    urls: list[list[Any]]  # [url, "kept" | "dropped", duplicate of, distance]
+    urls: list[list[Any]]  # ["kept" | "dropped", url, duplicate of, distance]
     left_out: list[str] = field(default_factory=list)
 
 
@@ -55,26 +56,32 @@ def site(url: str | None) -> str:
 def gather(index: SimhashIndex, k: int, source: str) -> Report:
     """Read what the report shows from ``index``: one pass over the drop records, the
     near-duplicate groups within ``k``, and the entries for the search box."""
-    limits = LIMITS
     drops: list[Drop] = list(index.drops())
+    left_out: list[str] = []  # what the page leaves out, in the order of its notes
+    groups = _groups_shown(index, k, left_out)
     distances = [0] * (index.max_distance + 1)
     pairs: Counter[tuple[str, str]] = Counter()
-    runs = set()
     for drop in drops:
         distances[drop.distance] += 1
         pairs[site(drop.key), site(drop.kept)] += 1
-        if "run" in drop.record:
-            runs.add(drop.record["run"])
+    most = LIMITS["site_pairs"]
+    site_pairs = [(a, b, n) for (a, b), n in pairs.most_common(most)]
+    if len(pairs) > most:
+        left_out.append(f"{len(pairs) - most:,} less frequent site pairs")
+    urls = _search_urls(index, drops, left_out)
+    return Report(source, _totals(index, k, drops), distances, site_pairs, groups, urls, left_out)
+
+
+def _totals(index: SimhashIndex, k: int, drops: list[Drop]) -> dict[str, Any]:
     oldest, newest = index.seen_range()
-    entries = len(index)
-    totals = {
-        "entries": entries,
+    return {
+        "entries": len(index),
         "drop_records": len(drops),
         "dropped_in_dry_runs": sum(bool(d.record.get("dry_run")) for d in drops),
         "k": index.max_distance,
         "groups_within": k,
         "sites_dropped_from": len({site(d.key) for d in drops}),
-        "crawls_with_drops": len(runs),
+        "crawls_with_drops": len({d.record["run"] for d in drops if "run" in d.record}),
         "oldest_entry": iso_time(oldest.record["seen"]) if oldest else None,
         "newest_entry": iso_time(newest.record["seen"]) if newest else None,
         "first_drop": iso_time(min((d.seen for d in drops), default=None)),
@@ -82,12 +89,16 @@ def gather(index: SimhashIndex, k: int, source: str) -> Report:
         "format_version": index.stats(seen=False)["format_version"],
         "made": iso_time(time.time()),
     }
-    left_out = []
+
+
+def _groups_shown(index: SimhashIndex, k: int, left_out: list[str]) -> list[dict[str, Any]]:
+    """The largest groups within ``k``, each kept page with its title and its copies."""
     groups = index.groups(k)
-    if len(groups) > limits["groups"]:
-        left_out.append(f"{len(groups) - limits['groups']:,} smaller groups")
+    most, copies_most = LIMITS["groups"], LIMITS["copies"]
+    if len(groups) > most:
+        left_out.append(f"{len(groups) - most:,} smaller groups")
     shown = []
-    for group in groups[: limits["groups"]]:
+    for number, group in enumerate(groups[:most], 1):
         kept = []
         for key in group.kept:
             entry = index.get(key)
@@ -102,27 +113,26 @@ def gather(index: SimhashIndex, k: int, source: str) -> Report:
                 "of": d.kept,
                 "dry_run": bool(d.record.get("dry_run")),
             }
-            for d in group.dropped[: limits["copies"]]
+            for d in group.dropped[:copies_most]
         ]
-        if len(group.dropped) > limits["copies"]:
-            extra = len(group.dropped) - limits["copies"]
-            left_out.append(f"{extra:,} copies of group {len(shown) + 1}")
+        if len(group.dropped) > copies_most:
+            left_out.append(f"{len(group.dropped) - copies_most:,} copies of group {number}")
         shown.append({"size": len(group), "kept": kept, "dropped": copies})
-    site_pairs = [(a, b, n) for (a, b), n in pairs.most_common(limits["site_pairs"])]
-    if len(pairs) > limits["site_pairs"]:
-        left_out.append(f"{len(pairs) - limits['site_pairs']:,} less frequent site pairs")
-    urls: list[list[Any]] = [["dropped", d.key, d.kept, d.distance] for d in drops]
-    urls = urls[: limits["urls"]]
-    room = limits["urls"] - len(urls)
-    for match in index.items():
-        if room <= 0:
-            break
-        urls.append(["kept", match.key, None, None])
-        room -= 1
-    searchable = len(drops) + entries
+    return shown
+
+
+def _search_urls(index: SimhashIndex, drops: list[Drop], left_out: list[str]) -> list[list[Any]]:
+    """The search box's rows, ``[status, url, duplicate of, distance]``: the drops first
+    (what a reader asks about), then the stored pages, up to the limit."""
+    most = LIMITS["urls"]
+    urls: list[list[Any]] = [["dropped", d.key, d.kept, d.distance] for d in drops[:most]]
+    if len(urls) < most:
+        for match in itertools.islice(index.items(), most - len(urls)):
+            urls.append(["kept", match.key, None, None])
+    searchable = len(drops) + len(index)
     if searchable > len(urls):
         left_out.append(f"{searchable - len(urls):,} URLs from the search box")
-    return Report(source, totals, distances, site_pairs, shown, urls, left_out)
+    return urls
 
 
 # -- HTML ------------------------------------------------------------------------------------
