@@ -347,3 +347,24 @@ def test_remove_older_than_takes_old_drop_records_too(capsys, crawled):
     cli(capsys, "remove", crawled, "--older-than", "30")
     with SimhashIndex(crawled, readonly=True) as ix:
         assert [d.key for d in ix.drops()] == ["https://d.example/mirror"]
+
+
+def test_explain_tells_a_dry_run_record_from_a_drop(tmp_path, capsys):
+    """A dry run records what it would drop, marked ``dry_run``: ``explain`` says the page
+    was kept, where it says ``dropped`` for a real drop."""
+    path = str(tmp_path / "ix")
+    with SimhashIndex(path, drop_records=100) as ix:
+        ix.insert(A, "https://a.example/story", seen=NOW)
+        ix.check_and_insert(near(A, 3), "https://e.example/dry", seen=NOW, dry_run=True)
+        ix.check_and_insert(near(A, 4), "https://f.example/real", seen=NOW)
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(NOW))
+    for url, action in (
+        ("https://e.example/dry", "recorded in a dry run (kept)"),
+        ("https://f.example/real", "dropped"),
+    ):
+        code, out, _ = cli(capsys, "explain", path, url)
+        lines = dict(line.split(": ", 1) for line in out.splitlines())
+        assert code == 0
+        assert lines[action].strip() == (
+            f"{when}: duplicate of https://a.example/story at distance 1"
+        )

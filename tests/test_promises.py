@@ -286,3 +286,15 @@ async def test_a_second_crawl_drops_the_items_the_first_stored(site, tmp_path):
         "simhash/duplicate/distance/0": 11,
         "simhash/index/size": 5,
     }
+
+
+@deferred_f_from_coro_f
+async def test_near_duplicate_names_the_kept_page_and_the_distance(site, tmp_path):
+    """The pipeline's ``NearDuplicate`` (a ``DropItem``) tells which stored page an item's
+    page duplicates and at what distance, as its attributes and its message."""
+    result = await crawl(PIPELINE, tmp_path, site, fields=("url", "html"))
+    assert len(result.dropped) == len(COPIES)
+    for item, exc in result.dropped:
+        original, distance = COPIES[item["url"].removeprefix(site.url(""))]
+        assert (exc.duplicate_of, exc.distance) == (site.url(original), distance)
+        assert str(exc) == f"Near-duplicate of {site.url(original)} (distance {distance})"
