@@ -14,10 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .records import DamagedIndexError, Entry, decode_doc, decode_header, doc_id
-from .storage import Space, Txn
-
-#: Document records read per short read transaction when streaming.
-CHUNK = 1000
+from .storage import CHUNK, Space, Txn, stream
 
 TableChange = Callable[[Txn, int], None]
 
@@ -131,21 +128,7 @@ class Documents:
 
     def stream(self, read: Callable[[], Any]) -> Iterator[bytes]:
         """Every document record, a chunk per short read transaction (``read()`` opens one)."""
-        after: bytes | None = None
-        while True:
-            with read() as txn:
-                chunk = []
-                for docid, data in txn.scan(self.docs, after):
-                    if docid == after:
-                        continue
-                    chunk.append((bytes(docid), data))
-                    if len(chunk) == CHUNK:
-                        break
-            if not chunk:
-                return
-            after = chunk[-1][0]
-            for _, data in chunk:
-                yield data
+        return stream(read, self.docs, lambda txn, docid, data: data)
 
     def seen_range(
         self, read: Callable[[], Any], progress: Callable[[int], object] | None

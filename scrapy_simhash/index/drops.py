@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .records import DamagedIndexError, Entry, decode_key, doc_id, sealed, unsealed
-from .storage import Space, Txn
+from .storage import Space, Txn, stream
 
 DROPS = b"drops"
 ORDER = b"dseq"
@@ -37,8 +37,6 @@ LAST = b"drops_seq"
 
 HEADER = struct.Struct(">QdBQ16sI")
 SEQUENCE = struct.Struct(">Q")
-#: Drop records read per short read transaction when streaming.
-CHUNK = 1000
 
 
 @dataclass(frozen=True)
@@ -164,23 +162,11 @@ class Drops:
 
     def stream(self, read: Callable[[], Any]) -> Iterator[Drop]:
         """Every drop record, oldest first, a chunk per short read transaction."""
-        after: bytes | None = None
-        while True:
-            with read() as txn:
-                chunk = []
-                for seq, dropped in txn.scan(self.order, after):
-                    if seq == after:
-                        continue
-                    data = txn.get(dropped, db=self.drops)
-                    if data is not None:
-                        chunk.append((bytes(seq), self._drop(txn, data)))
-                    if len(chunk) == CHUNK:
-                        break
-            if not chunk:
-                return
-            after = chunk[-1][0]
-            for _, drop in chunk:
-                yield drop
+        return stream(read, self.order, self._in_order)
+
+    def _in_order(self, txn: Txn, seq: bytes, dropped: bytes) -> Drop | None:
+        data = txn.get(dropped, db=self.drops)
+        return None if data is None else self._drop(txn, data)
 
     def _drop(self, txn: Txn, data: bytes) -> Drop:
         _, seen, distance, fingerprint, kept_id, key, record = decode_drop(data)

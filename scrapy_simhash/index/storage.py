@@ -28,12 +28,16 @@ thread; LMDB's take microseconds, and the crawl makes them in the reactor thread
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 #: A space's handle, as :meth:`Storage.space` returned it (opaque to the index).
 Space = Any
+#: Items a stream reads per short read transaction.
+CHUNK = 1000
+
+T = TypeVar("T")
 
 META = b"meta"
 DOCS = b"docs"
@@ -148,3 +152,32 @@ class Storage(Protocol):
         """The storage opened anew in this process (after a fork)."""
 
     def close(self) -> None: ...
+
+
+def stream(
+    read: Callable[[], AbstractContextManager[Txn]],
+    space: Space,
+    item: Callable[[Txn, bytes, bytes], T | None],
+) -> Iterator[T]:
+    """``item(txn, key, value)`` for every item of ``space`` in key order (None ones left
+    out), :data:`CHUNK` items per short read transaction (``read()`` opens one), so that a
+    long scan never holds a reader open; each transaction resumes after the last key the one
+    before it scanned."""
+    after: bytes | None = None
+    while True:
+        chunk: list[T] = []
+        scanned = 0
+        with read() as txn:
+            for key, value in txn.scan(space, after):
+                if key == after:
+                    continue
+                after = bytes(key)
+                scanned += 1
+                found = item(txn, after, value)
+                if found is not None:
+                    chunk.append(found)
+                if scanned == CHUNK:
+                    break
+        if not scanned:
+            return
+        yield from chunk
