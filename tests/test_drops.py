@@ -13,18 +13,13 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy_simhash.cli import main
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.index.records import doc_id
+from tests.test_index import flip
 from tests.test_scrapy_crawl import ARTICLES, COPIES, MIDDLEWARE, SITE, crawl
 
 A = 0x0123456789ABCDEF
 B = 0xFEDCBA9876543210
 C = 0x5555AAAA5555AAAA
 NOW = float(int(time.time()))
-
-
-def near(fingerprint: int, *bits: int) -> int:
-    for bit in bits:
-        fingerprint ^= 1 << bit
-    return fingerprint
 
 
 @pytest.fixture
@@ -40,10 +35,10 @@ def index(tmp_path):
 
 def test_a_near_duplicate_is_recorded_with_its_record(index):
     before = time.time()
-    assert index.check_and_insert(near(A, 3, 60), "a-copy", title="Copy").key == "a"
+    assert index.check_and_insert(flip(A, 3, 60), "a-copy", title="Copy").key == "a"
     drop = index.dropped("a-copy")
     assert (drop.key, drop.kept, drop.distance) == ("a-copy", "a", 2)
-    assert drop.fingerprint == near(A, 3, 60)
+    assert drop.fingerprint == flip(A, 3, 60)
     assert drop.record == {"title": "Copy"}
     assert before <= drop.seen <= time.time()
     assert "a-copy" not in index and len(index) == 2  # a drop is not an entry
@@ -56,14 +51,14 @@ def test_a_near_duplicate_is_recorded_with_its_record(index):
 def test_nothing_is_recorded_without_drop_records(tmp_path):
     with SimhashIndex(tmp_path / "ix") as ix:
         ix.insert(A, "a")
-        assert ix.check_and_insert(near(A, 1), "copy").key == "a"
+        assert ix.check_and_insert(flip(A, 1), "copy").key == "a"
         assert ix.dropped("copy") is None and ix.drop_count() == 0
         assert list(ix.drops()) == []
 
 
 def test_a_key_dropped_again_keeps_one_record_the_newest(index):
-    index.check_and_insert(near(A, 1), "copy", seen=100.0)
-    index.check_and_insert(near(B, 1, 2), "copy", seen=200.0)
+    index.check_and_insert(flip(A, 1), "copy", seen=100.0)
+    index.check_and_insert(flip(B, 1, 2), "copy", seen=200.0)
     drop = index.dropped("copy")
     assert (drop.kept, drop.distance, drop.seen) == ("b", 2, 200.0)
     assert index.drops_of("a") == [] and [d.key for d in index.drops_of("b")] == ["copy"]
@@ -72,28 +67,28 @@ def test_a_key_dropped_again_keeps_one_record_the_newest(index):
 
 @pytest.mark.parametrize("how", ["insert", "check_and_insert", "insert_many"])
 def test_a_dropped_key_stored_later_loses_its_record(index, how):
-    index.check_and_insert(near(A, 1), "page")
+    index.check_and_insert(flip(A, 1), "page")
     assert index.dropped("page") is not None
     if how == "insert":
         index.insert(C, "page")
     elif how == "check_and_insert":  # the page changed: no longer near anything
         assert index.check_and_insert(C, "page") is None
     else:
-        assert index.insert_many([(C, "page", {}), (near(C, 30, 31, 32, 33, 34), "x", {})]) == 2
+        assert index.insert_many([(C, "page", {}), (flip(C, 30, 31, 32, 33, 34), "x", {})]) == 2
     assert index.dropped("page") is None and "page" in index
     assert index.drop_count() == 0 and index.verify() == []
 
 
 def test_removing_a_kept_page_removes_the_records_against_it(index):
     for i in range(3):
-        index.check_and_insert(near(A, i), f"a{i}")
-    index.check_and_insert(near(B, 9), "b0")
+        index.check_and_insert(flip(A, i), f"a{i}")
+    index.check_and_insert(flip(B, 9), "b0")
     assert index.remove("a")
     assert [index.dropped(f"a{i}") for i in range(3)] == [None] * 3
     assert index.dropped("b0").kept == "b"
     # A dropped key's own record goes with remove() or forget_drop().
     assert index.remove("b0") and index.dropped("b0") is None
-    index.check_and_insert(near(B, 9), "b1")
+    index.check_and_insert(flip(B, 9), "b1")
     assert index.forget_drop("b1") and not index.forget_drop("b1")
     assert not index.remove("never-seen")
     assert index.drop_count() == 0 and index.verify() == []
@@ -104,7 +99,7 @@ def test_the_oldest_records_are_evicted_beyond_the_bound(tmp_path):
     with SimhashIndex(path, drop_records=3) as ix:
         ix.insert(A, "a")
         for i in range(5):
-            ix.check_and_insert(near(A, i), f"c{i}")
+            ix.check_and_insert(flip(A, i), f"c{i}")
         assert [d.key for d in ix.drops()] == ["c2", "c3", "c4"]  # oldest first
         assert [d.key for d in ix.drops_of("a")] == ["c2", "c3", "c4"]
         assert ix.verify() == []
@@ -112,12 +107,22 @@ def test_the_oldest_records_are_evicted_beyond_the_bound(tmp_path):
     with SimhashIndex(path, readonly=True) as ix:
         assert ix.drop_count() == 3
     with SimhashIndex(path, drop_records=1) as ix:
-        ix.check_and_insert(near(A, 7), "c7")
+        ix.check_and_insert(flip(A, 7), "c7")
         assert [d.key for d in ix.drops()] == ["c7"] and ix.verify() == []
 
 
+def test_drops_stream_over_many_chunks_oldest_first(tmp_path):
+    """2,500 records, read 1,000 per short read transaction: each once, in arrival order."""
+    with SimhashIndex(tmp_path / "ix", drop_records=5000, sync=False) as ix:
+        ix.insert(A, "a")
+        with ix.batch():
+            for i in range(2500):
+                ix.record_drop(flip(A, i % 64), f"copy{i}", "a", 1, seen=float(i))
+        assert [d.key for d in ix.drops()] == [f"copy{i}" for i in range(2500)]
+
+
 def test_record_drop_writes_a_record_for_a_stored_page(index):
-    index.record_drop(near(B, 4), "later", "b", 1, title="T", seen=50.0)
+    index.record_drop(flip(B, 4), "later", "b", 1, title="T", seen=50.0)
     drop = index.dropped("later")
     assert (drop.kept, drop.distance, drop.seen, drop.record) == ("b", 1, 50.0, {"title": "T"})
     with pytest.raises(ValueError, match="'nowhere' is not stored"):
@@ -127,10 +132,10 @@ def test_record_drop_writes_a_record_for_a_stored_page(index):
 
 
 def test_groups_join_near_pages_and_their_dropped_copies(index):
-    index.insert(near(A, 10, 20), "a-twin")  # stored near "a" (another crawl, say)
+    index.insert(flip(A, 10, 20), "a-twin")  # stored near "a" (another crawl, say)
     index.insert(C, "c")
-    index.check_and_insert(near(A, 1), "a-copy")
-    index.check_and_insert(near(C, 5, 6, 7), "c-copy")
+    index.check_and_insert(flip(A, 1), "a-copy")
+    index.check_and_insert(flip(C, 5, 6, 7), "c-copy")
     groups = index.groups()
     assert [(g.kept, [d.key for d in g.dropped]) for g in groups] == [
         (["a", "a-twin"], ["a-copy"]),
@@ -143,8 +148,8 @@ def test_verify_names_a_damaged_drop_record(tmp_path):
     path = tmp_path / "ix"
     with SimhashIndex(path, drop_records=10) as ix:
         ix.insert(A, "a")
-        ix.check_and_insert(near(A, 1), "c1")
-        ix.check_and_insert(near(A, 2), "c2")
+        ix.check_and_insert(flip(A, 1), "c1")
+        ix.check_and_insert(flip(A, 2), "c2")
     env = lmdb.open(str(path), max_dbs=80)
     try:
         with env.begin(write=True) as txn:
@@ -166,11 +171,11 @@ def test_verify_names_a_damaged_drop_record(tmp_path):
 def test_reset_empties_the_drop_records(tmp_path):
     with SimhashIndex(tmp_path / "ix", drop_records=10) as ix:
         ix.insert(A, "a")
-        ix.check_and_insert(near(A, 1), "c1")
+        ix.check_and_insert(flip(A, 1), "c1")
     with SimhashIndex(tmp_path / "ix", reset=True, drop_records=10) as ix:
         assert ix.drop_count() == 0 and len(ix) == 0
         ix.insert(A, "a")
-        ix.check_and_insert(near(A, 1), "c1")
+        ix.check_and_insert(flip(A, 1), "c1")
         assert [d.key for d in ix.drops()] == ["c1"] and ix.verify() == []
 
 
@@ -237,9 +242,9 @@ def crawled(tmp_path):
     with SimhashIndex(path, drop_records=100) as ix:
         ix.insert(A, "https://a.example/story", title="Story", seen=now - 40 * 86400)
         ix.insert(B, "https://b.example/other", title="Other", seen=now)
-        ix.check_and_insert(near(A, 1, 2), "https://c.example/copy", title="Copy", seen=now)
-        ix.check_and_insert(near(A), "https://a.example/story?utm=x", seen=now - 35 * 86400)
-        ix.check_and_insert(near(B, 5), "https://d.example/mirror", title="Mirror", seen=now)
+        ix.check_and_insert(flip(A, 1, 2), "https://c.example/copy", title="Copy", seen=now)
+        ix.check_and_insert(flip(A), "https://a.example/story?utm=x", seen=now - 35 * 86400)
+        ix.check_and_insert(flip(B, 5), "https://d.example/mirror", title="Mirror", seen=now)
     return str(path)
 
 
@@ -258,7 +263,7 @@ def test_explain_answers_for_a_dropped_url(capsys, crawled):
     when, what = lines["dropped"].strip().split(": ", 1)
     assert what == "duplicate of https://a.example/story at distance 2"
     assert when == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(NOW))
-    assert lines["fingerprint"].strip() == f"{near(A, 1, 2):016x}"
+    assert lines["fingerprint"].strip() == f"{flip(A, 1, 2):016x}"
     assert lines["title"].strip() == "Copy"
     code, out, _ = cli(capsys, "explain", crawled, "https://c.example/copy", "--json")
     row = json.loads(out)
@@ -355,8 +360,8 @@ def test_explain_tells_a_dry_run_record_from_a_drop(tmp_path, capsys):
     path = str(tmp_path / "ix")
     with SimhashIndex(path, drop_records=100) as ix:
         ix.insert(A, "https://a.example/story", seen=NOW)
-        ix.check_and_insert(near(A, 3), "https://e.example/dry", seen=NOW, dry_run=True)
-        ix.check_and_insert(near(A, 4), "https://f.example/real", seen=NOW)
+        ix.check_and_insert(flip(A, 3), "https://e.example/dry", seen=NOW, dry_run=True)
+        ix.check_and_insert(flip(A, 4), "https://f.example/real", seen=NOW)
     when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(NOW))
     for url, action in (
         ("https://e.example/dry", "recorded in a dry run (kept)"),
