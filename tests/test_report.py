@@ -15,16 +15,11 @@ import pytest
 from scrapy_simhash.cli import main
 from scrapy_simhash.cli import report as report_module
 from scrapy_simhash.index import SimhashIndex
+from tests.test_index import flip
 
 A = 0x0123456789ABCDEF
 B = 0xFEDCBA9876543210
 HOSTILE = 'Breaking </script><script>document.title="owned"</script> & <b>news</b>'
-
-
-def near(fingerprint: int, *bits: int) -> int:
-    for bit in bits:
-        fingerprint ^= 1 << bit
-    return fingerprint
 
 
 @pytest.fixture
@@ -35,10 +30,10 @@ def index_path(tmp_path) -> str:
     with SimhashIndex(path, drop_records=100) as ix:
         ix.insert(A, "https://a.example/story", title="Story", seen=1_700_000_000.0)
         ix.insert(B, "https://a.example/other", title=HOSTILE, seen=1_700_000_100.0)
-        ix.check_and_insert(near(A, 1), "https://b.example/copy-1", title="Copy 1")
-        ix.check_and_insert(near(A, 1, 2), "https://b.example/copy-2", title="Copy 2")
-        ix.check_and_insert(near(A), "https://c.example/story?x=<y>", title="Copy 3")
-        ix.check_and_insert(near(B, 1, 2, 3), "https://b.example/other", title=HOSTILE)
+        ix.check_and_insert(flip(A, 1), "https://b.example/copy-1", title="Copy 1")
+        ix.check_and_insert(flip(A, 1, 2), "https://b.example/copy-2", title="Copy 2")
+        ix.check_and_insert(flip(A), "https://c.example/story?x=<y>", title="Copy 3")
+        ix.check_and_insert(flip(B, 1, 2, 3), "https://b.example/other", title=HOSTILE)
     return path
 
 
