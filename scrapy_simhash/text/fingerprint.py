@@ -287,16 +287,25 @@ class Fingerprinter:
         ``numbers``, the numbers that are not dates, times or counters), at most
         ``max_words`` (the tail of a huge text weighs next to nothing, and this bounds the
         work on a 10 MB page). With ``chrome``, from the text's prose lines only."""
-        if self.chrome:
-            text = strip_chrome(text, keep=_holds_quantity if self.numbers else None)
+        return self.prose_words(self.prose(text))
+
+    def prose(self, text: str) -> str:
+        """The lines of ``text`` the words are read from: with ``chrome``, its prose lines
+        (and, with ``numbers``, the lines holding a quantity); else the whole text."""
+        if not self.chrome:
+            return text
+        return strip_chrome(text, keep=_holds_quantity if self.numbers else None)
+
+    def prose_words(self, prose: str) -> list[str]:
+        """:meth:`content_words` of a text that :meth:`prose` gave."""
         found: list[str] = []
-        for block in _blocks(text):
+        for block in _blocks(prose):
             found += _block_words(block, content=True, numbers=self.numbers)
             if len(found) >= self.max_words:
                 return found[: self.max_words]
         return found
 
-    def _word_count(self, tokens: list[str]) -> int:
+    def word_count(self, tokens: list[str]) -> int:
         """How many of the tokens are words (numbers do not make a text long enough)."""
         if not self.numbers:
             return len(tokens)
@@ -327,24 +336,25 @@ class Fingerprinter:
             distinct = [distinct[i] for i in keep.tolist()]
         return feature_hashes(distinct), weights
 
-    def _sketch(self, hashes: np.ndarray, weights: np.ndarray) -> int:
+    def sketch_of(self, hashes: np.ndarray, weights: np.ndarray) -> int:
+        """The 64-bit sketch of features (hashes and weights, as :meth:`features` gives)."""
         if self.sketch == "simhash":
             return _simhash_from(hashes, np.rint(weights * self.weight_scale).astype(np.int64))
         return _minhash_from(hashes, weights)
 
     def simhash(self, text: str) -> int:
         """The 64-bit fingerprint of ``text`` (0 for a text without features)."""
-        return self._sketch(*self.features(text))
+        return self.sketch_of(*self.features(text))
 
     def is_too_short(self, text: str) -> bool:
-        return self._word_count(self.content_words(text)) < self.min_words
+        return self.word_count(self.content_words(text)) < self.min_words
 
     def fingerprint(self, text: str) -> int | None:
         """The fingerprint, or ``None`` when the text is too short to fingerprint."""
         tokens = self.content_words(text)
-        if self._word_count(tokens) < self.min_words:
+        if self.word_count(tokens) < self.min_words:
             return None
-        return self._sketch(*self.features(tokens))
+        return self.sketch_of(*self.features(tokens))
 
 
 DEFAULT_FINGERPRINTER = Fingerprinter()

@@ -1,0 +1,219 @@
+"""A page's signature, and the rule that decides whether two pages are near duplicates.
+
+The 64-bit fingerprint (:mod:`.fingerprint`) catches copies whose words are nearly all the
+same: edits, dates, ads, tracking parameters, a truncated copy. It cannot catch every copy
+of an article in another site's layout: two texts differ in a bit of it with probability
+(1 - J) / 2, so k = 3 of 64 bits asks for a weighted Jaccard of about 0.9 and more, and the
+text trafilatura returns for a syndicated copy often carries some of the other site's
+standfirst, captions, credits or lists (``docs/quality.md``). So the signature holds a second
+signal beside it, which layouts do not change and edits do:
+
+* the hashes of the text's :data:`SENTENCES` longest distinct sentences (a sentence: split at
+  sentence ends and line breaks, read as its letters alone, case-folded, without digits; at
+  least :data:`SENTENCE_MIN` letters), from the prose lines the fingerprint reads;
+* the count of content words (for the length guards);
+* a 64-bit one-bit minhash of the distinct numbers that are features (prices, specs,
+  scores; not dates, times or counters) and their count, for the numbers veto.
+
+Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
+
+``hamming``
+    the fingerprints are within ``k`` bits, unless the shorter text has under
+    :attr:`Rule.hamming_length` of the longer's words (a first page of a long article is not
+    the article), or both have :attr:`Rule.sentences_veto` or more long sentences and share
+    none of them (a 20%-edited page keeps almost none of its sentences whole; a copy keeps
+    most);
+``sentences``
+    they share :attr:`Rule.shared` or more of their longest sentences, the shorter has at
+    least :attr:`Rule.length` of the longer's words, and their numbers do not disagree (two
+    product pages or match reports share their prose, not their numbers). In an index, a
+    sentence held by :attr:`Rule.guard` or more stored pages does not count (a disclaimer, a
+    byline, a newsletter box): that is learned across pages, and acts only in the decision.
+
+A signature depends on the text alone, and is a storage format (:meth:`PageSignature.pack`):
+any change to what this module computes bumps :data:`.fingerprint.FINGERPRINT_VERSION`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+import unicodedata
+from dataclasses import dataclass
+
+import numpy as np
+
+from .fingerprint import (
+    DEFAULT_FINGERPRINTER,
+    Fingerprinter,
+    _minhash_from,
+    feature_hashes,
+    hamming,
+    is_number,
+)
+
+#: How many of a text's longest sentences its signature keeps.
+SENTENCES = 8
+#: A sentence shorter than this, in letters (CJK characters included), is not kept.
+SENTENCE_MIN = 20
+#: The rules a decision can name (``simhash/duplicate/by/<rule>``).
+RULES = ("hamming", "sentences")
+
+# A sentence ends at a line break, at CJK or Latin end punctuation, or at a full stop
+# followed by white space (not inside "3.5" or "U.S.").
+_SENTENCE_END = re.compile(r"\n|(?<=[。！？!?；;…])|(?<=\.)\s+")
+_NOT_LETTER = re.compile(r"[\W\d_]+")
+_HEAD = struct.Struct("<QQIHB")  # fingerprint, numbers, words, number count, sentences
+_MASK = (1 << 64) - 1
+
+
+def sentence_hash(sentence: str) -> int:
+    """Stable unsigned 64-bit hash of a normalized sentence (BLAKE2b, 8 bytes, big-endian)."""
+    return int.from_bytes(hashlib.blake2b(sentence.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def longest_sentences(prose: str, n: int = SENTENCES) -> tuple[int, ...]:
+    """Hashes of the ``n`` longest distinct sentences of ``prose`` (longest first, ties by
+    hash): each read as its letters, NFKC and case-folded, digits and punctuation left out,
+    and kept when it has at least :data:`SENTENCE_MIN` of them."""
+    lengths: dict[int, int] = {}
+    for sentence in _SENTENCE_END.split(unicodedata.normalize("NFKC", prose)):
+        letters = _NOT_LETTER.sub("", sentence.casefold())
+        if len(letters) >= SENTENCE_MIN:
+            lengths[sentence_hash(letters)] = len(letters)
+    return tuple(sorted(lengths, key=lambda h: (-lengths[h], h))[:n])
+
+
+def numbers_sketch(numbers: list[str]) -> int:
+    """One-bit minhash of a set of numbers (each weighing the same): two sets differ in a bit
+    with probability (1 - J) / 2."""
+    distinct = sorted(set(numbers))
+    if not distinct:
+        return 0
+    return _minhash_from(feature_hashes(distinct), np.ones(len(distinct), dtype=np.float64))
+
+
+@dataclass(frozen=True, slots=True)
+class PageSignature:
+    """What the index keeps of a page to decide on it: the 64-bit ``fingerprint``, the hashes
+    of its longest ``sentences``, its count of content ``words``, and the sketch and count of
+    its content ``numbers``. Picklable; compared with :meth:`is_near_duplicate`."""
+
+    fingerprint: int
+    sentences: tuple[int, ...] = ()
+    words: int = 0
+    numbers: int = 0
+    number_count: int = 0
+
+    def is_near_duplicate(self, other: PageSignature, max_distance: int = 3) -> bool:
+        """Whether ``other`` is a near duplicate of this page, decided exactly as an index
+        holding only this page would (:data:`DEFAULT_RULE`)."""
+        return DEFAULT_RULE.decide(other, self, max_distance) is not None
+
+    def pack(self) -> bytes:
+        """The stored form: 23 bytes and 8 per sentence, little-endian."""
+        head = _HEAD.pack(
+            self.fingerprint,
+            self.numbers,
+            min(self.words, 0xFFFFFFFF),
+            min(self.number_count, 0xFFFF),
+            len(self.sentences),
+        )
+        return head + struct.pack(f"<{len(self.sentences)}Q", *self.sentences)
+
+    @classmethod
+    def unpack(cls, data: bytes) -> PageSignature:
+        """The signature :meth:`pack` gave; ValueError if ``data`` is not one."""
+        if len(data) < _HEAD.size:
+            raise ValueError(f"a signature takes at least {_HEAD.size} bytes, got {len(data)}")
+        fingerprint, numbers, words, number_count, n = _HEAD.unpack_from(data)
+        if len(data) != _HEAD.size + 8 * n:
+            raise ValueError(f"a signature of {n} sentences takes {_HEAD.size + 8 * n} bytes")
+        sentences = struct.unpack_from(f"<{n}Q", data, _HEAD.size)
+        return cls(fingerprint, sentences, words, numbers, number_count)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The decision between a page and a stored page (see the module's docstring). The
+    defaults were chosen on ``bench/quality.py`` (``docs/quality.md``)."""
+
+    #: Shared long sentences that make two pages one article.
+    shared: int = 3
+    #: The sentence rule's length guard: shorter words / longer words at least this.
+    length: float = 0.6
+    #: The Hamming rule's length guard.
+    hamming_length: float = 0.5
+    #: Both pages with this many long sentences and none shared: not the same text.
+    sentences_veto: int = 6
+    #: The numbers veto applies when both pages have this many content numbers...
+    numbers_min: int = 3
+    #: ... and vetoes when their numbers sketches differ in more bits than this.
+    numbers_distance: int = 20
+    #: In an index, a sentence held by this many stored pages no longer counts.
+    guard: int = 3
+
+    def decide(
+        self,
+        page: PageSignature,
+        stored: PageSignature,
+        max_distance: int,
+        counted: int | None = None,
+    ) -> str | None:
+        """The rule by which ``page`` is a near duplicate of ``stored``, or None.
+        ``counted`` is how many of their shared sentences pass the index's frequency guard
+        (by default, every shared sentence)."""
+        shared = len(set(page.sentences).intersection(stored.sentences))
+        if hamming(page.fingerprint, stored.fingerprint) <= max_distance and not (
+            _shorter(page, stored) < self.hamming_length
+            or (
+                shared == 0
+                and min(len(page.sentences), len(stored.sentences)) >= self.sentences_veto
+            )
+        ):
+            return "hamming"
+        if (
+            (shared if counted is None else counted) >= self.shared
+            and _shorter(page, stored) >= self.length
+            and not self.numbers_differ(page, stored)
+        ):
+            return "sentences"
+        return None
+
+    def numbers_differ(self, a: PageSignature, b: PageSignature) -> bool:
+        """Whether two pages' content numbers disagree: both have enough of them, and their
+        sketches say the sets overlap little."""
+        if min(a.number_count, b.number_count) < self.numbers_min:
+            return False
+        return hamming(a.numbers, b.numbers) > self.numbers_distance
+
+
+def _shorter(a: PageSignature, b: PageSignature) -> float:
+    """The shorter page's words over the longer's (1.0 when neither counts any)."""
+    longer = max(a.words, b.words)
+    return min(a.words, b.words) / longer if longer else 1.0
+
+
+#: The rule the index and :meth:`PageSignature.is_near_duplicate` apply.
+DEFAULT_RULE = Rule()
+
+
+def page_signature(
+    text: str, fingerprinter: Fingerprinter = DEFAULT_FINGERPRINTER
+) -> PageSignature | None:
+    """The signature of an extracted text, or ``None`` when it is too short to fingerprint
+    (under ``fingerprinter.min_words`` content words)."""
+    prose = fingerprinter.prose(text)
+    tokens = fingerprinter.prose_words(prose)
+    words = fingerprinter.word_count(tokens)
+    if words < fingerprinter.min_words:
+        return None
+    numbers = [t for t in tokens if t[:1].isdecimal() and is_number(t)]
+    return PageSignature(
+        fingerprint=fingerprinter.sketch_of(*fingerprinter.features(tokens)) & _MASK,
+        sentences=longest_sentences(prose),
+        words=words,
+        numbers=numbers_sketch(numbers),
+        number_count=len(set(numbers)),
+    )
