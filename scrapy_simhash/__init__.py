@@ -22,7 +22,16 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .index import IndexMismatchError, Match, SimhashIndex
-from .text import FINGERPRINT_VERSION, Fingerprinter, extract_text, hamming, simhash, text_signature
+from .text import (
+    FINGERPRINT_VERSION,
+    Fingerprinter,
+    PageSignature,
+    extract_text,
+    hamming,
+    page_signature,
+    simhash,
+    text_signature,
+)
 
 if TYPE_CHECKING:
     from .crawl.addon import Addon
@@ -45,11 +54,13 @@ __all__ = [
     "IndexMismatchError",
     "Match",
     "NearDuplicate",
+    "PageSignature",
     "SimhashIndex",
     "SimhashMiddleware",
     "SimhashPipeline",
     "extract_text",
     "hamming",
+    "page_signature",
     "simhash",
     "text_signature",
 ]

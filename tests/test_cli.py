@@ -219,6 +219,7 @@ def test_lookup_jsonl_and_no_match(capsys, index_path):
     row = json.loads(out)
     assert row == {
         "distance": 0,
+        "rule": "hamming",
         "url": "https://example.com/c",
         "fingerprint": "5555aaaa5555aaaa",
         "seen": _iso(NOW - DAY),

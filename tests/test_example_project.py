@@ -56,6 +56,7 @@ def test_crawl_drops_copies_then_a_second_crawl_drops_everything_stored(tmp_path
         "simhash/checked": 11,
         "simhash/unique": 5,
         "simhash/duplicate": 6,
+        "simhash/duplicate/by/hamming": 6,
         "simhash/skipped/dont_simhash": 1,  # the start page
         "simhash/skipped/not_html": 1,  # robots.txt
         "simhash/index/size": 5,

@@ -118,8 +118,8 @@ def small_disk(tmp_path) -> Iterator[Path]:
 
 @pytest.fixture
 def disk(tmp_path) -> Iterator[Path]:
-    """A 640 KiB tmpfs: room for the whole crawl's index."""
-    with _tmpfs(tmp_path / "disk", "640k") as mount:
+    """A 1 MiB tmpfs: room for the whole crawl's index."""
+    with _tmpfs(tmp_path / "disk", "1024k") as mount:
         yield mount
 
 
@@ -210,7 +210,7 @@ async def test_a_write_that_fails_once_is_retried_and_loses_nothing(
     disk, site, routes, caplog, monkeypatch
 ):
     filler = disk / "filler"
-    filler.write_bytes(b"\0" * (560 * 1024))  # the index runs out of room early
+    filler.write_bytes(b"\0" * (944 * 1024))  # the index runs out of room early
     handler = _FreeSpaceOnError(filler)
     logging.getLogger(writes_module.__name__).addHandler(handler)
     try:

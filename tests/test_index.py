@@ -264,7 +264,7 @@ def test_reopen_keeps_parameters_and_refuses_mismatches(tmp_path):
     [
         (b"fingerprint_version", b"999", "fingerprint_version=999"),
         (b"format_version", b"999", "format_version=999"),
-        (b"format_version", b"3", r"format_version=3, not 4 \(this code's format\)"),
+        (b"format_version", b"4", r"format_version=4, not 5 \(this code's format\)"),
     ],
 )
 def test_other_versions_are_refused(tmp_path, meta_key, value, what):
@@ -722,23 +722,28 @@ def test_verify_names_damage_to_the_recent_tables(tmp_path):
 
 
 def test_records_drops_and_buckets_end_in_their_crc32(tmp_path):
-    """The format 4 layouts, rebuilt here with struct and zlib: a document record, a drop
-    record and a bucket, each followed by the CRC-32 of what precedes it, little-endian (a
-    bucket's seeded with its key)."""
+    """The format 5 layouts, rebuilt here with struct and zlib: a document record, a drop
+    record, a page signature and a bucket, each followed by the CRC-32 of what precedes it,
+    little-endian (a bucket's seeded with its key, a signature's with its document id)."""
     import hashlib
     import struct
     import zlib
 
     import lmdb
 
+    from scrapy_simhash import PageSignature
+
     path = tmp_path / "ix"
+    signature = PageSignature(0x0123456789ABCDEF, (7, 5, 3), 120, 0xFEDCBA9876543210, 4)
     with SimhashIndex(path, drop_records=5) as ix:
-        ix.insert(0x0123456789ABCDEF, "https://a/", title="T", seen=1000.5)
+        ix.insert(signature, "https://a/", title="T", seen=1000.5)
         ix.check_and_insert(0x0123456789ABCDEE, "https://b/", seen=2000.0)
     doc = hashlib.blake2b(b"https://a/", digest_size=16).digest()
     dropped = hashlib.blake2b(b"https://b/", digest_size=16).digest()
     record = struct.pack(">QdI", 0x0123456789ABCDEF, 1000.5, 10) + b'https://a/{"title":"T"}'
-    drop = struct.pack(">QdBQ16sI", 1, 2000.0, 1, 0x0123456789ABCDEE, doc, 10) + b"https://b/"
+    drop = struct.pack(">QdBBQ16sI", 1, 2000.0, 1, 0, 0x0123456789ABCDEE, doc, 10) + b"https://b/"
+    # fingerprint, numbers sketch, words, numbers, sentences; then each sentence's hash
+    packed = struct.pack("<QQIHB3Q", 0x0123456789ABCDEF, 0xFEDCBA9876543210, 120, 4, 3, 7, 5, 3)
     # 4 tables of 16-bit prefixes, 2-byte bucket keys: table 0 keeps the fingerprint's order.
     bucket_key, values = bytes.fromhex("0123"), bytes.fromhex("456789abcdef")
     crc = zlib.crc32
@@ -747,11 +752,15 @@ def test_records_drops_and_buckets_end_in_their_crc32(tmp_path):
         with env.begin() as txn:
             stored = {
                 name: dict(txn.cursor(env.open_db(name, txn=txn, create=False)))
-                for name in (b"docs", b"drops", b"t00")
+                for name in (b"docs", b"drops", b"t00", b"sigs")
             }
+            sents = env.open_db(b"sents", txn=txn, create=False, dupsort=True)
+            postings = [(bytes(k), bytes(v)) for k, v in txn.cursor(sents)]
     finally:
         env.close()
     assert stored[b"docs"][doc] == record + crc(record).to_bytes(4, "little")
+    assert stored[b"sigs"] == {doc: packed + crc(packed, crc(doc)).to_bytes(4, "little")}
+    assert postings == [(h.to_bytes(8, "big"), doc) for h in (3, 5, 7)]
     assert stored[b"drops"][dropped] == drop + crc(drop).to_bytes(4, "little")
     seal = crc(values, crc(bucket_key)).to_bytes(4, "little")
     assert stored[b"t00"] == {bucket_key: values + seal}
@@ -815,31 +824,42 @@ def _stored_digest(path) -> str:
 @pytest.mark.parametrize(
     ("expected_size", "golden"),
     [
-        (1000, "b183fa0a25366dd5f85ffe87c40acf1492795d61202679846e5b3654606d6c52"),
-        (10**7, "ebd0a47f3d7a62690fbeb3578e99447f6a4bea6f29d349a813c621b3355c61eb"),
+        (1000, "d4b38f7e6f1b4a6081cbf577c6be9d5300e8173f7c67844a6881ca5bc6b914cc"),
+        (10**7, "75cf6c319772bdb134bcc078c78f9b321bc129a5bf038d9ba9ce09d1b7ed7a6d"),
     ],
     ids=["4 tables", "10 tables and 4 recent ones"],
 )
 def test_stored_format_is_pinned(tmp_path, expected_size, golden):
-    """Format 4 as written by a bulk load, single check-and-inserts, near duplicates
-    recorded as drops (some evicted), and removals: a change to what is stored must bump
-    FORMAT_VERSION and this value."""
-    assert FORMAT_VERSION == 4
+    """Format 5 as written by a bulk load, single check-and-inserts (with page signatures),
+    near duplicates recorded as drops (some evicted, some by the sentence rule), and
+    removals: a change to what is stored must bump FORMAT_VERSION and this value."""
+    from scrapy_simhash import PageSignature
+
+    assert FORMAT_VERSION == 5
     rng = random.Random(expected_size)
+
+    def signature(fingerprint: int, *sentences: int) -> PageSignature:
+        return PageSignature(fingerprint, sentences, 300, rng.getrandbits(64), 2)
+
     with SimhashIndex(tmp_path / "ix", expected_size=expected_size, drop_records=20) as ix:
         ix.insert_many(
             (rng.getrandbits(64), f"bulk{i}", {"url": f"u{i}", "seen": 1000.0 + i})
             for i in range(3000)
         )
         for i in range(200):
-            ix.check_and_insert(rng.getrandbits(64), f"one{i}", seen=5000.0 + i, title="t")
+            signed = signature(rng.getrandbits(64), *(10 * i + j for j in range(8)))
+            ix.check_and_insert(signed, f"one{i}", seen=5000.0 + i, title="t")
         for i in range(30):  # a copy of bulk{i}, one bit away: dropped
             near = ix.get(f"bulk{i}").fingerprint ^ (1 << i)
             ix.check_and_insert(near, f"copy{i}", seen=6000.0 + i, title="c")
+        for i in range(5):  # shares three of one{i}'s sentences: dropped by the sentence rule
+            signed = signature(rng.getrandbits(64), 10 * i, 10 * i + 1, 10 * i + 2, 99_999)
+            assert ix.check_and_insert(signed, f"moved{i}", seen=7000.0 + i).rule == "sentences"
         ix.remove("bulk7")
         ix.remove("bulk20")  # and the record of copy20 with it
-        # 30 recorded, the 10 oldest evicted, copy20's removed with bulk20.
-        assert ix.drop_count() == 19 and ix.verify() == []
+        ix.remove("one3")  # its signature and sentences with it, and moved3's record
+        # 35 recorded, the 15 oldest evicted, copy20's removed with bulk20, moved3's with one3.
+        assert ix.drop_count() == 18 and ix.verify() == []
         assert ix.dropped("copy9") is None and ix.dropped("copy20") is None
         drop = ix.dropped("copy25")
         assert (drop.kept, drop.distance, drop.seen, drop.record) == (

@@ -213,6 +213,7 @@ async def test_a_gzip_encoded_copy_is_decided_after_decompression(site, tmp_path
         "simhash/unique": 1,
         "simhash/duplicate": 1,
         "simhash/duplicate/distance/0": 1,
+        "simhash/duplicate/by/hamming": 1,
         "simhash/index/size": 1,
     }
 
@@ -284,6 +285,7 @@ async def test_a_second_crawl_drops_the_items_the_first_stored(site, tmp_path):
         "simhash/checked": 11,
         "simhash/duplicate": 11,
         "simhash/duplicate/distance/0": 11,
+        "simhash/duplicate/by/hamming": 11,
         "simhash/index/size": 5,
     }
 

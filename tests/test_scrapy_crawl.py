@@ -55,7 +55,9 @@ COPIES = {  # page -> (the page it duplicates, distance)
 
 
 def distance_stats(distances: list[int]) -> dict[str, int]:
-    return {f"simhash/duplicate/distance/{d}": n for d, n in Counter(distances).items()}
+    """The stats of drops at these distances, all by the Hamming rule."""
+    counts = {f"simhash/duplicate/distance/{d}": n for d, n in Counter(distances).items()}
+    return {**counts, "simhash/duplicate/by/hamming": len(distances)}
 
 
 #: The example crawl's stats as the README prints them (less the start page and robots.txt).
@@ -64,6 +66,7 @@ SITE_STATS = {
     "simhash/unique": 5,
     "simhash/duplicate": 6,
     "simhash/duplicate/distance/0": 6,
+    "simhash/duplicate/by/hamming": 6,
     "simhash/index/size": 5,
 }
 
@@ -167,6 +170,7 @@ async def test_middleware_attaches_the_fingerprint_for_the_spider(site, tmp_path
                 "fingerprint": stored.fingerprint,
                 "duplicate_of": None,
                 "distance": None,
+                "rule": None,
             }
 
 
@@ -190,7 +194,7 @@ async def test_pipeline_drops_items_of_near_duplicate_pages(site, tmp_path, capl
     assert len(drops) == 6
     assert drops[0] == (
         f"Dropped near-duplicate item {site.url('/wire/bike-lanes.html')}: duplicate of "
-        f"{site.url('/news/bike-lanes.html')} (distance 0)"
+        f"{site.url('/news/bike-lanes.html')} (distance 0, by hamming)"
     )
     assert not [m for m in shown if m.startswith("Dropped:")]  # Scrapy's, with the item
 

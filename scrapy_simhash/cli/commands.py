@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ..index import Drop, Group, Match, SimhashIndex
+from ..index.records import signed
 from ..text.extract import extract_text
 from ..text.fingerprint import Fingerprinter
+from ..text.signature import PageSignature, page_signature
 from . import redis_target
 from .check import verify_in_child
 from .open_index import check_path, open_index
@@ -48,7 +50,7 @@ def entry_row(match: Match) -> dict[str, Any]:
 
 
 def match_row(match: Match) -> dict[str, Any]:
-    return {"distance": match.distance, **entry_row(match)}
+    return {"distance": match.distance, "rule": match.rule, **entry_row(match)}
 
 
 def drop_row(drop: Drop) -> dict[str, Any]:
@@ -60,6 +62,7 @@ def drop_row(drop: Drop) -> dict[str, Any]:
         "dropped": iso_time(drop.seen),
         "duplicate_of": drop.kept,
         "distance": drop.distance,
+        "rule": drop.rule,
     }
     if record:
         row["record"] = record
@@ -204,18 +207,22 @@ def _not_stored(args: argparse.Namespace) -> CliError:
     )
 
 
-def _query_fingerprint(args: argparse.Namespace, index: SimhashIndex) -> int:
+def _query_signature(args: argparse.Namespace, index: SimhashIndex) -> int | PageSignature:
+    """The fingerprint looked up, or the page signature when there is one (a page, or a
+    URL stored with one)."""
     if args.url is not None:
         found = index.get(args.url) or index.dropped(args.url)
         if found is None:
             raise _not_stored(args)
+        if isinstance(found, Match):
+            return index.signature(args.url) or found.fingerprint
         return found.fingerprint
     if args.html is not None or args.text is not None:
         path = args.html if args.html is not None else args.text
-        fingerprint, _, reason = _fingerprint_file(path, html=args.html is not None)
-        if fingerprint is None:
+        signature, _, reason = _sign_file(path, html=args.html is not None)
+        if signature is None:
             raise CliError(f"{path}: {reason}, no fingerprint")
-        return fingerprint
+        return signature
     return parse_fp(args.fingerprint)
 
 
@@ -224,10 +231,19 @@ def cmd_lookup(args: argparse.Namespace, out: Output) -> int:
     if sum(x is not None for x in given) != 1:
         raise CliUsage("give one of FINGERPRINT, --url, --html or --text")
     with open_index(args.index) as index:
-        fingerprint = _query_fingerprint(args, index)
+        signature = _query_signature(args, index)
+        fingerprint = signed(signature)[0]
         k = _distance(index, args.k)
         matches = index.query(fingerprint, k)
+        # The page the crawl's rule would drop it against, when the sentence rule finds it.
+        decided = index.decide(signature, args.url)
+        if decided is not None and decided.rule != "hamming":
+            matches.append(decided)
     count = out.write_rows(MATCH_COLUMNS, (match_row(m) for m in matches))
+    if decided is not None and decided.rule != "hamming":
+        out.note(
+            f"{decided.key} shares its long sentences: a near duplicate by the {decided.rule} rule"
+        )
     if not count:
         out.note(f"no stored page within {k} bits of {format_fp(fingerprint)}")
     return 0
@@ -274,7 +290,11 @@ def _explain_drop(drop: Drop, out: Output) -> None:
     action = "recorded in a dry run (kept)" if drop.record.get("dry_run") else "dropped"
     lines = [
         ("url", drop.key),
-        (action, f"{row['dropped']}: duplicate of {kept} at distance {drop.distance}"),
+        (
+            action,
+            f"{row['dropped']}: duplicate of {kept} at distance {drop.distance}"
+            + ("" if drop.rule == "hamming" else f", by the {drop.rule} rule"),
+        ),
         ("fingerprint", row["fingerprint"]),
     ]
     if drop.record.get("title"):
@@ -330,6 +350,12 @@ def cmd_clusters(args: argparse.Namespace, out: Output) -> int:
 
 def _fingerprint_file(path: str, html: bool) -> tuple[int | None, int, str | None]:
     """(fingerprint or None, content words, why there is none)."""
+    signature, words, reason = _sign_file(path, html)
+    return (None if signature is None else signature.fingerprint), words, reason
+
+
+def _sign_file(path: str, html: bool) -> tuple[PageSignature | None, int, str | None]:
+    """(page signature or None, content words, why there is none)."""
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
@@ -341,10 +367,10 @@ def _fingerprint_file(path: str, html: bool) -> tuple[int | None, int, str | Non
         return None, 0, "no main text"
     fingerprinter = Fingerprinter()
     words = len(fingerprinter.content_words(text))
-    fingerprint = fingerprinter.fingerprint(text)
-    if fingerprint is None:
+    signature = page_signature(text, fingerprinter)
+    if signature is None:
         return None, words, f"too short ({words} content words, {fingerprinter.min_words} needed)"
-    return fingerprint, words, None
+    return signature, words, None
 
 
 def _fingerprint_rows(paths: Iterable[str], html: bool) -> Iterator[dict[str, Any]]:

@@ -1,8 +1,8 @@
-"""The CPU work on one page, with nothing of Scrapy in it: extract the main text, fingerprint it.
+"""The CPU work on one page, with nothing of Scrapy in it: extract the main text, sign it.
 
 It runs in the crawl process (``SIMHASH_WORKERS = 0``) or in a worker process
-(:mod:`scrapy_simhash.crawl.workers`). A result is a fingerprint (``int``) or the reason the page
-was skipped (``str``), small and picklable.
+(:mod:`scrapy_simhash.crawl.workers`). A result is a page signature (its fingerprint and
+longest sentences) or the reason the page was skipped (``str``), small and picklable.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from dataclasses import dataclass
 
 from ..text.extract import extract_text
 from ..text.fingerprint import Fingerprinter
+from ..text.signature import PageSignature, page_signature
 
-#: A fingerprint, or the name of the reason the page was skipped (a ``simhash/skipped/`` key).
-Result = int | str
+#: A page signature, or the name of the reason the page was skipped (a ``simhash/skipped/``
+#: key).
+Result = PageSignature | str
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class PageWork:
         self.fingerprinter = Fingerprinter(min_words=options.min_words)
 
     def html(self, html: str | bytes, url: str | None, encoding: str | None = None) -> Result:
-        """Fingerprint of the main text of a page, or why there is none (bodies too large are
+        """Signature of the main text of a page, or why there is none (bodies too large are
         turned away before, by the caller)."""
         text = extract_text(html, url, encoding=encoding, fast=self.options.fast)
         if text is None:
@@ -40,9 +42,9 @@ class PageWork:
         return self.text(text)
 
     def text(self, text: str) -> Result:
-        """Fingerprint of an already extracted text, or ``"too_short"``."""
-        fingerprint = self.fingerprinter.fingerprint(text)
-        return "too_short" if fingerprint is None else fingerprint
+        """Signature of an already extracted text, or ``"too_short"``."""
+        signature = page_signature(text, self.fingerprinter)
+        return "too_short" if signature is None else signature
 
     def warm_up(self) -> None:
         """Load what the first page would otherwise wait for: trafilatura's models and the

@@ -32,6 +32,7 @@ from twisted.internet.defer import Deferred
 from ..index import IndexMismatchError
 from ..index.redis_index import RedisIndex, redact, redis_errors
 from ..text.fingerprint import hamming
+from ..text.signature import PageSignature
 from .config import SimhashConfig
 from .writes import INDEX_ERROR_REASON
 
@@ -54,6 +55,7 @@ class Outcome:
     duplicate_of: str | None = None
     distance: int | None = None
     error: BaseException | None = None
+    rule: str = "hamming"
 
 
 class RemoteChecks:
@@ -69,7 +71,7 @@ class RemoteChecks:
         self._run_id = run
         self._report = report
         self._call = reactor.callFromThread
-        self._queue: deque[tuple[str, int, dict[str, Any], Deferred[Outcome]]] = deque()
+        self._queue: deque[tuple[str, PageSignature, dict[str, Any], Deferred[Outcome]]] = deque()
         self._wake = threading.Condition()
         self._closing = False
         self._pending = 0  # pages checked and not answered yet (reactor thread)
@@ -81,12 +83,14 @@ class RemoteChecks:
         self._thread = threading.Thread(target=self._loop, name="simhash-redis", daemon=True)
         self._thread.start()
 
-    def check(self, key: str, fingerprint: int, record: dict[str, Any]) -> Deferred[Outcome]:
+    def check(
+        self, key: str, signature: PageSignature, record: dict[str, Any]
+    ) -> Deferred[Outcome]:
         """Queue a page's check (in the reactor thread, in arrival order)."""
         d: Deferred[Outcome] = Deferred()
         self._pending += 1
         with self._wake:
-            self._queue.append((key, fingerprint, record, d))
+            self._queue.append((key, signature, record, d))
             self._wake.notify()
         return d
 
@@ -120,7 +124,7 @@ class RemoteChecks:
             outcomes = self._attempts([(key, fp, record) for key, fp, record, _ in batch])
             self._call(self._answer, [d for *_, d in batch], outcomes)
 
-    def _attempts(self, items: list[tuple[str, int, dict[str, Any]]]) -> list[Outcome]:
+    def _attempts(self, items: list[tuple[str, PageSignature, dict[str, Any]]]) -> list[Outcome]:
         delays = () if self._down else RETRY_DELAYS
         failed = 0
         while True:
@@ -146,18 +150,18 @@ class RemoteChecks:
         self._call(self._report, "gave_up", exc)
         return [Outcome(error=exc)] * len(items)
 
-    def _decide(self, items: list[tuple[str, int, dict[str, Any]]]) -> list[Outcome]:
+    def _decide(self, items: list[tuple[str, PageSignature, dict[str, Any]]]) -> list[Outcome]:
         """One batch: a page stored by an earlier crawl under the same key is a duplicate of
         itself unless it changed by more than k bits; the others are checked and inserted,
         pipelined."""
         index = self.index
         outcomes: list[Outcome | None] = [None] * len(items)
         checks = []
-        for i, (previous, (key, fingerprint, _)) in enumerate(
+        for i, (previous, (key, signature, _)) in enumerate(
             zip(index.get_many([key for key, _, _ in items]), items, strict=True)
         ):
             if previous is not None and previous.record.get("run") != self._run_id:
-                distance = hamming(previous.fingerprint, fingerprint)
+                distance = hamming(previous.fingerprint, signature.fingerprint)
                 if distance <= index.max_distance:
                     outcomes[i] = Outcome(key, distance)
                     continue
@@ -166,7 +170,10 @@ class RemoteChecks:
             [(items[i][1], items[i][0], items[i][2]) for i in checks]
         )
         for i, match in zip(checks, matches, strict=True):
-            outcomes[i] = Outcome() if match is None else Outcome(match.key, match.distance)
+            if match is not None:
+                outcomes[i] = Outcome(match.key, match.distance, rule=match.rule)
+            else:
+                outcomes[i] = Outcome()
         return [o if o is not None else Outcome() for o in outcomes]
 
     # -- back in the reactor thread -------------------------------------------------------

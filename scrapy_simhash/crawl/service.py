@@ -30,6 +30,7 @@ from twisted.internet.defer import Deferred, succeed
 from ..index import STORAGE_ERRORS, DamagedIndexError, IndexMismatchError, SimhashIndex
 from ..text.extract import page_title
 from ..text.fingerprint import hamming
+from ..text.signature import PageSignature
 from .config import SimhashConfig
 from .pages import PageOptions, PageWork, Result, describe
 from .remote import Outcome, RemoteChecks, open_redis_index, report_remote
@@ -50,12 +51,14 @@ _ATTRIBUTE = "_simhash_service"
 @dataclass(frozen=True)
 class Decision:
     """What was decided for one page: skipped (``skipped`` names why), unique, or a near
-    duplicate of the page ``duplicate_of`` at ``distance`` bits."""
+    duplicate of the page ``duplicate_of`` at ``distance`` bits, found by ``rule``
+    (``"hamming"`` or ``"sentences"``)."""
 
     fingerprint: int | None = None
     duplicate_of: str | None = None
     distance: int | None = None
     skipped: str | None = None
+    rule: str | None = None
 
     @property
     def is_duplicate(self) -> bool:
@@ -67,6 +70,7 @@ class Decision:
             "fingerprint": self.fingerprint,
             "duplicate_of": self.duplicate_of,
             "distance": self.distance,
+            "rule": self.rule,
         }
 
 
@@ -345,12 +349,13 @@ class DedupService:
         try:
             result = await self._work(kind, *args)
             await maybe_deferred_to_future(self._turns.wait(ticket))
-            if isinstance(result, int) and self.remote is not None and self._index is not None:
+            signed = isinstance(result, PageSignature)
+            if signed and self.remote is not None and self._index is not None:
                 checked = self._check_remote(key, result)  # queued in arrival order
                 self._turns.release(ticket)
                 ticket = None
                 decision = await maybe_deferred_to_future(checked)
-            elif isinstance(result, int):
+            elif signed:
                 decision = self.check(key, result, title)
             else:
                 decision = self.skip(result)
@@ -377,8 +382,8 @@ class DedupService:
             logger.exception("Simhash failed on %s", describe(kind, args))
             return "error"
 
-    def check(self, key: str, fingerprint: int, title: str | None = None) -> Decision:
-        """Check a page's fingerprint against the index and store it if it is new, or record
+    def check(self, key: str, signature: PageSignature, title: str | None = None) -> Decision:
+        """Check a page's signature against the index and store it if it is new, or record
         its drop (with ``SIMHASH_DROP_RECORDS``).
 
         A page stored by an earlier crawl under the same key is a duplicate of itself unless
@@ -388,6 +393,7 @@ class DedupService:
         writes = self.writes
         if writes.given_up:
             return self.skip("index_error")
+        fingerprint = signature.fingerprint
         self.stats.inc_value("simhash/checked")
         record: dict[str, Any] = {"url": key, "run": self.run}
         if title:
@@ -401,8 +407,8 @@ class DedupService:
                 distance = hamming(previous.fingerprint, fingerprint)
                 if distance <= index.max_distance:
                     writes.checked(None)
-                    return self._duplicate(fingerprint, key, distance)
-            match = index.check_and_insert(fingerprint, key, **record)
+                    return self._duplicate(fingerprint, key, distance, "hamming")
+            match = index.check_and_insert(signature, key, **record)
         except DamagedIndexError as exc:
             writes.damaged(key, exc)
             return self.skip("index_error")
@@ -413,46 +419,52 @@ class DedupService:
         if match is not None:
             dropped = None
             if index.drop_records:
-                dropped = Written(fingerprint, key, record, match.key, match.distance)
+                dropped = Written(signature, key, record, match.key, match.distance, match.rule)
             writes.checked(dropped)
-            return self._duplicate(fingerprint, match.key, match.distance)
+            return self._duplicate(fingerprint, match.key, match.distance, match.rule)
         self.stats.inc_value("simhash/unique")
-        writes.checked(Written(fingerprint, key, record))
+        writes.checked(Written(signature, key, record))
         return Decision(fingerprint=fingerprint)
 
-    def _check_remote(self, key: str, fingerprint: int) -> Deferred[Decision]:
+    def _check_remote(self, key: str, signature: PageSignature) -> Deferred[Decision]:
         """:meth:`check` against a Redis index: queued, decided off the reactor thread."""
         assert self.remote is not None
         if self.remote.gave_up:
             return succeed(self.skip("index_error"))
         self.stats.inc_value("simhash/checked")
+        fingerprint = signature.fingerprint
 
         def decided(outcome: Outcome) -> Decision:
             if outcome.error is not None:
                 return self.skip("index_error")
             if outcome.duplicate_of is not None:
-                return self._duplicate(fingerprint, outcome.duplicate_of, outcome.distance or 0)
+                return self._duplicate(
+                    fingerprint, outcome.duplicate_of, outcome.distance or 0, outcome.rule
+                )
             self.stats.inc_value("simhash/unique")
             return Decision(fingerprint=fingerprint)
 
         record = {"url": key, "run": self.run}
-        return self.remote.check(key, fingerprint, record).addCallback(decided)
+        return self.remote.check(key, signature, record).addCallback(decided)
 
-    def _duplicate(self, fingerprint: int, of: str, distance: int) -> Decision:
+    def _duplicate(self, fingerprint: int, of: str, distance: int, rule: str) -> Decision:
         self.stats.inc_value("simhash/duplicate")
         self.stats.inc_value(f"simhash/duplicate/distance/{distance}")
-        return Decision(fingerprint=fingerprint, duplicate_of=of, distance=distance)
+        self.stats.inc_value(f"simhash/duplicate/by/{rule}")
+        return Decision(fingerprint=fingerprint, duplicate_of=of, distance=distance, rule=rule)
 
     def log_drop(self, url: str, decision: Decision, what: str) -> None:
         """One DEBUG line per dropped (or, in a dry run, kept) near duplicate."""
         logger.debug(
-            "%(action)s near-duplicate %(what)s %(url)s: duplicate of %(of)s (distance %(d)d)",
+            "%(action)s near-duplicate %(what)s %(url)s: duplicate of %(of)s"
+            " (distance %(d)d, by %(rule)s)",
             {
                 "action": "Kept (dry run)" if self.config.dry_run else "Dropped",
                 "what": what,
                 "url": url,
                 "of": decision.duplicate_of,
                 "d": decision.distance,
+                "rule": decision.rule,
             },
             extra={"spider": self.crawler.spider},
         )

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.defer import deferred_from_coro
 
 from ..index import STORAGE_ERRORS, DamagedIndexError, SimhashIndex
+from ..text.signature import PageSignature
 from .config import SimhashConfig
 
 if TYPE_CHECKING:
@@ -52,17 +53,20 @@ class Written:
     """What a check wrote into the open batch, to be written again if the batch is lost: a
     page's entry, or (``of`` set) the record of its drop as a duplicate of ``of``."""
 
-    fingerprint: int
+    signature: PageSignature
     key: str
     record: dict[str, Any]
     of: str | None = None
     distance: int = 0
+    rule: str = "hamming"
 
     def write_to(self, index: SimhashIndex) -> None:
         if self.of is None:
-            index.insert(self.fingerprint, self.key, **self.record)
+            index.insert(self.signature, self.key, **self.record)
         else:
-            index.record_drop(self.fingerprint, self.key, self.of, self.distance, **self.record)
+            index.record_drop(
+                self.signature, self.key, self.of, self.distance, self.rule, **self.record
+            )
 
 
 class IndexWrites:

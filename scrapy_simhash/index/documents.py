@@ -4,7 +4,9 @@ A document is stored under its id (a 16-byte hash of its key) with its fingerpri
 first-seen time, key and record (:mod:`.records`); ``fps`` links each fingerprint to the ids
 of its documents (several documents may share one). A fingerprint is in the tables while at
 least one document links to it: the first link adds it, the last unlink removes it, through
-the two callbacks the index gives (which hold a batch's new fingerprints back).
+the two callbacks the index gives (which hold a batch's new fingerprints back). A document's
+page signature, when it was stored with one, is kept beside it (:mod:`.sentences`), stored,
+replaced and removed with it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..text.signature import PageSignature
 from .records import DamagedIndexError, Entry, decode_doc, decode_header, doc_id
+from .sentences import Sentences
 from .storage import CHUNK, Space, Txn, stream
 
 TableChange = Callable[[Txn, int], None]
@@ -21,12 +25,14 @@ TableChange = Callable[[Txn, int], None]
 
 @dataclass(frozen=True)
 class Match:
-    """A stored document near a query."""
+    """A stored document near a query: at Hamming ``distance``, found by ``rule``
+    (``"hamming"``, or ``"sentences"`` for a page that shares its long sentences)."""
 
     fingerprint: int
     key: str
     distance: int
     record: dict[str, Any]
+    rule: str = "hamming"
 
 
 def fp_bytes(fingerprint: int) -> bytes:
@@ -36,9 +42,17 @@ def fp_bytes(fingerprint: int) -> bytes:
 class Documents:
     """The document records and fingerprint links of an index."""
 
-    def __init__(self, docs: Space, links: Space, added: TableChange, removed: TableChange) -> None:
+    def __init__(
+        self,
+        docs: Space,
+        links: Space,
+        sentences: Sentences,
+        added: TableChange,
+        removed: TableChange,
+    ) -> None:
         self.docs = docs
         self.links = links
+        self.sentences = sentences
         self._added = added  # a fingerprint new to the index, for the tables
         self._removed = removed  # a fingerprint no document has any more
 
@@ -67,9 +81,11 @@ class Documents:
         entry: Entry,
         now: float,
         tables: bool = True,
+        signature: PageSignature | None = None,
     ) -> bool:
-        """Insert or replace one document; True if its fingerprint is new to the index (then
-        added to the tables unless ``tables`` is False)."""
+        """Insert or replace one document, with its page ``signature`` if given; True if its
+        fingerprint is new to the index (then added to the tables unless ``tables`` is
+        False)."""
         docid = doc_id(key)
         old = txn.get(docid, db=self.docs)
         seen = now if entry.seen is None else entry.seen
@@ -85,6 +101,10 @@ class Documents:
             self.unlink(txn, old_fp, docid)
             new = self.link(txn, fingerprint, docid)
         txn.put(self.docs, docid, entry.data(fingerprint, seen))
+        if signature is not None:
+            self.sentences.put(txn, docid, signature)
+        elif old is not None:
+            self.sentences.remove(txn, docid)
         if new and tables:
             self._added(txn, fingerprint)
         return new
@@ -96,6 +116,7 @@ class Documents:
         if old is None:
             return False
         self.unlink(txn, decode_header(old)[0], docid)
+        self.sentences.remove(txn, docid)
         return True
 
     def matches(self, txn: Txn, found: dict[int, int], exclude: bytes | None = None) -> list[Match]:

@@ -6,8 +6,9 @@ can answer for a dropped URL and ``clusters`` and ``report`` can show each kept 
 copies. Three spaces hold them:
 
 * ``drops``: the dropped key's id (16 bytes, as a document's) -> ``sequence (8) | time
-  (float64) | distance (1) | fingerprint (8) | kept document id (16) | key length (4) | key |
-  JSON of the record | CRC-32 (4)`` (the record the page would have been stored with);
+  (float64) | distance (1) | rule (1: its place in RULES) | fingerprint (8) | kept document
+  id (16) | key length (4) | key | JSON of the record | CRC-32 (4)`` (the record the page
+  would have been stored with);
 * ``dseq``: sequence (8, big-endian) -> dropped key's id, the order of arrival, so that the
   oldest records are evicted first when there are more than the index's writer allows;
 * ``dkept``: kept document id -> the ids of the keys dropped against it (a multi space).
@@ -26,6 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ..text.signature import RULES
 from .records import DamagedIndexError, Entry, decode_key, doc_id, sealed, unsealed
 from .storage import Space, Txn, stream
 
@@ -35,7 +37,7 @@ BY_KEPT = b"dkept"
 #: The meta key of the last sequence number given to a drop record.
 LAST = b"drops_seq"
 
-HEADER = struct.Struct(">QdBQ16sI")
+HEADER = struct.Struct(">QdBBQ16sI")
 SEQUENCE = struct.Struct(">Q")
 
 
@@ -49,26 +51,37 @@ class Drop:
     distance: int
     seen: float  # when it was dropped (unix time)
     record: dict[str, Any]
+    rule: str = "hamming"  # the rule that found it a near duplicate
+
+
+def rule_code(rule: str) -> int:
+    """The stored code of a rule's name; ValueError for a name that is not a rule."""
+    try:
+        return RULES.index(rule)
+    except ValueError:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}") from None
 
 
 def _damaged(exc: Exception) -> DamagedIndexError:
     return DamagedIndexError(f"index damaged: a drop record cannot be decoded ({exc})")
 
 
-def decode_drop(data: bytes) -> tuple[int, float, int, int, bytes, str, dict[str, Any]]:
-    """(sequence, time, distance, fingerprint, kept id, key, record) of a drop record."""
+def decode_drop(data: bytes) -> tuple[int, float, int, int, bytes, str, dict[str, Any], str]:
+    """(sequence, time, distance, fingerprint, kept id, key, record, rule) of a drop
+    record."""
     data = unsealed(data, "a drop record")
     try:
-        seq, seen, distance, fingerprint, kept, key_len = HEADER.unpack_from(data)
+        seq, seen, distance, code, fingerprint, kept, key_len = HEADER.unpack_from(data)
+        rule = RULES[code]
         start = HEADER.size
         key = bytes(data[start : start + key_len]).decode("utf-8")
         body = data[start + key_len :]
         record = json.loads(bytes(body)) if body else {}
-    except (struct.error, ValueError) as exc:
+    except (struct.error, ValueError, IndexError) as exc:
         raise _damaged(exc) from None
     if not isinstance(record, dict):
         raise _damaged(TypeError(f"a JSON {type(record).__name__}, not an object"))
-    return seq, seen, distance, fingerprint, kept, key, record
+    return seq, seen, distance, fingerprint, kept, key, record, rule
 
 
 class Drops:
@@ -93,17 +106,20 @@ class Drops:
         distance: int,
         now: float,
         limit: int,
+        rule: str = "hamming",
     ) -> None:
         """Record that ``key`` (``fingerprint``) was dropped as a duplicate of the stored
-        ``kept`` at ``distance``, at ``now`` unless the record gave its time (``seen``), then
-        evict the oldest records beyond ``limit``."""
+        ``kept`` at ``distance``, found by ``rule``, at ``now`` unless the record gave its
+        time (``seen``), then evict the oldest records beyond ``limit``."""
         dropped = doc_id(key)
         self.forget_id(txn, dropped)
         last = txn.get(LAST, db=self.meta)
         seq = int(last) + 1 if last is not None else 1
         txn.put(self.meta, LAST, str(seq).encode())
         seen = now if entry.seen is None else entry.seen
-        header = HEADER.pack(seq, seen, distance, fingerprint, doc_id(kept), entry.key_len)
+        header = HEADER.pack(
+            seq, seen, distance, rule_code(rule), fingerprint, doc_id(kept), entry.key_len
+        )
         txn.put(self.drops, dropped, sealed(header + entry.payload))
         txn.put(self.order, SEQUENCE.pack(seq), dropped)
         txn.put(self.by_kept, doc_id(kept), dropped)
@@ -128,7 +144,7 @@ class Drops:
         data = txn.pop(self.drops, dropped)
         if data is None:
             return False
-        seq, _, _, _, kept, _, _ = decode_drop(data)
+        seq, _, _, _, kept, _, _, _ = decode_drop(data)
         txn.delete(self.order, SEQUENCE.pack(seq))
         txn.delete(self.by_kept, kept, dropped)
         return True
@@ -169,10 +185,10 @@ class Drops:
         return None if data is None else self._drop(txn, data)
 
     def _drop(self, txn: Txn, data: bytes) -> Drop:
-        _, seen, distance, fingerprint, kept_id, key, record = decode_drop(data)
+        _, seen, distance, fingerprint, kept_id, key, record, rule = decode_drop(data)
         kept_data = txn.get(kept_id, db=self.docs)
         kept = None if kept_data is None else decode_key(kept_data)[1]
-        return Drop(key, fingerprint, kept, distance, seen, record)
+        return Drop(key, fingerprint, kept, distance, seen, record, rule)
 
     # -- checking --------------------------------------------------------------------------
 
@@ -187,7 +203,7 @@ class Drops:
         for dropped, data in txn.scan(self.drops):
             dropped = bytes(dropped)
             try:
-                seq, _, _, _, kept, key, _ = decode_drop(data)
+                seq, _, _, _, kept, key, _, _ = decode_drop(data)
             except DamagedIndexError as exc:
                 problems.append(f"drop record {dropped.hex()}: {exc}")
                 continue

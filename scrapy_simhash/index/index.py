@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from ..text.fingerprint import FINGERPRINT_VERSION
+from ..text.fingerprint import FINGERPRINT_VERSION, hamming
+from ..text.signature import DEFAULT_RULE, PageSignature
 from . import tables
 from .bulk import gc_paused, prepare, read_items
 from .documents import Documents, Match
-from .drops import BY_KEPT, DROPS, ORDER, Drop, Drops
+from .drops import BY_KEPT, DROPS, ORDER, Drop, Drops, rule_code
 from .face import IndexFace, layout_stats
 from .layout import Layout
 from .lmdb_storage import DEFAULT_MAP_SIZE, LmdbStorage
@@ -44,12 +45,22 @@ from .meta import (
     write_params,
 )
 from .pairs import document_pairs
-from .records import Entry, check_fingerprint, check_key, checked_items, decode_doc, doc_id
+from .records import (
+    Entry,
+    check_fingerprint,
+    check_key,
+    checked_items,
+    decode_doc,
+    doc_id,
+    signed,
+)
+from .sentences import SENTS, SIGS, Sentences
 from .storage import DOCS, LINKS, META, Storage, Txn, is_table
 from .tables import open_levels, recent_limit
 from .transactions import Transactions
 
 __all__ = ["FORMAT_VERSION", "IndexMismatchError", "Layout", "Match", "SimhashIndex"]
+
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +116,8 @@ class SimhashIndex(IndexFace):
         if drop_records < 0:
             raise ValueError(f"drop_records must be >= 0, got {drop_records}")
         self.drop_records = drop_records
+        #: The decision rule (:class:`scrapy_simhash.text.signature.Rule`).
+        self.rule = DEFAULT_RULE
         if not self._create:
             if not os.path.exists(os.path.join(self.path, "data.mdb")):
                 raise FileNotFoundError(f"no index at {self.path!r}")
@@ -154,6 +167,8 @@ class SimhashIndex(IndexFace):
                 storage.space(DROPS),
                 storage.space(ORDER),
                 storage.space(BY_KEPT, multi=True),
+                storage.space(SIGS),
+                storage.space(SENTS, multi=True),
             ]
             storage.drop(tables, empty)
             logger.info("reset index %s", self.path)
@@ -182,6 +197,10 @@ class SimhashIndex(IndexFace):
         self._docs = Documents(
             storage.space(DOCS),
             storage.space(LINKS, multi=True),
+            Sentences(
+                storage.space(SIGS, create=self._create),
+                storage.space(SENTS, multi=True, create=self._create),
+            ),
             self._add_to_tables,
             self._remove_from_tables,
         )
@@ -260,19 +279,20 @@ class SimhashIndex(IndexFace):
             return
         self._levels.remove(txn, fingerprint)
 
-    def insert(self, fingerprint: int, key: str, **record: Any) -> None:
-        """Store ``key`` with ``fingerprint`` and a JSON-serializable ``record``.
+    def insert(self, fingerprint: int | PageSignature, key: str, **record: Any) -> None:
+        """Store ``key`` with ``fingerprint`` (or a page signature, with which the sentence
+        rule can find it too) and a JSON-serializable ``record``.
 
         A key stored before is replaced (a recrawled URL): its fingerprint and record change,
         its first-seen time ``seen`` stays unless ``seen=`` is given.
         """
-        fingerprint = check_fingerprint(fingerprint)
+        fingerprint, signature = signed(fingerprint)
         entry = Entry(check_key(key), record)
         with self._write(single=True) as txn:
-            self._docs.store(txn, fingerprint, key, entry, time.time())
+            self._docs.store(txn, fingerprint, key, entry, time.time(), signature=signature)
             self._drops.forget(txn, key)
 
-    def insert_many(self, items: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
+    def insert_many(self, items: Iterable[tuple[int | PageSignature, str, dict[str, Any]]]) -> int:
         """Store many ``(fingerprint, key, record)`` in one write transaction (the last of
         repeated keys wins); returns how many items were read.
 
@@ -288,8 +308,20 @@ class SimhashIndex(IndexFace):
             # the collector resumes: else its first collection traverses them (a second at 10^7).
             return self._insert_many(items)
 
-    def _insert_many(self, items: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
-        columns = read_items(items)
+    def _insert_many(self, items: Iterable[tuple[int | PageSignature, str, dict[str, Any]]]) -> int:
+        signatures: dict[str, PageSignature | None] = {}
+        plain: list[tuple[int, str, dict[str, Any]]] = []
+        for item in items:
+            if isinstance(item, tuple) and len(item) == 3:
+                fingerprint, key, record = item
+                if isinstance(fingerprint, PageSignature):
+                    signatures[key] = fingerprint
+                    fingerprint = fingerprint.fingerprint
+                elif signatures and isinstance(key, str):
+                    signatures[key] = None  # the last of repeated keys wins
+                item = (fingerprint, key, record)
+            plain.append(item)
+        columns = read_items(plain)
         if not len(columns):
             return 0
         # Into an empty index, the tables are sorted in the background from now on.
@@ -300,6 +332,12 @@ class SimhashIndex(IndexFace):
             batch = prepare(columns, time.time())
             with self._write() as txn:
                 load(txn, self._docs, self._levels, batch, ahead)
+                sentences = self._docs.sentences
+                for key, signature in signatures.items():
+                    if signature is None:
+                        sentences.remove(txn, doc_id(key))
+                    else:
+                        sentences.put(txn, doc_id(key), signature)
                 if self._drops.count(txn):  # keys stored now are no longer dropped
                     for docid in batch.docids():
                         self._drops.forget_id(txn, docid)
@@ -309,20 +347,30 @@ class SimhashIndex(IndexFace):
         return batch.read
 
     def record_drop(
-        self, fingerprint: int, key: str, kept: str, distance: int, **record: Any
+        self,
+        fingerprint: int | PageSignature,
+        key: str,
+        kept: str,
+        distance: int,
+        rule: str = "hamming",
+        **record: Any,
     ) -> None:
         """Record ``key`` (``fingerprint``) as dropped, a near duplicate at ``distance`` of
-        the stored key ``kept``, with a JSON-serializable ``record`` (its time ``seen``, now
-        unless given), as :meth:`check_and_insert` does with ``drop_records``; kept to that
-        bound, or to one record when it is 0. ValueError if ``kept`` is not stored."""
-        fingerprint = check_fingerprint(fingerprint)
+        the stored key ``kept`` found by ``rule``, with a JSON-serializable ``record`` (its
+        time ``seen``, now unless given), as :meth:`check_and_insert` does with
+        ``drop_records``; kept to that bound, or to one record when it is 0. ValueError if
+        ``kept`` is not stored."""
+        fingerprint = signed(fingerprint)[0]
         entry = Entry(check_key(key), record)
         distance = check_distance(distance, "distance")
+        rule_code(rule)
         with self._write(single=True) as txn:
             if txn.get(doc_id(check_key(kept)), db=self._docs.docs) is None:
                 raise ValueError(f"{kept!r} is not stored in the index")
             limit = max(self.drop_records, 1)
-            self._drops.record(txn, fingerprint, key, entry, kept, distance, time.time(), limit)
+            self._drops.record(
+                txn, fingerprint, key, entry, kept, distance, time.time(), limit, rule
+            )
 
     def remove(self, key: str) -> bool:
         """Remove the document stored under ``key`` and the drop records of the keys dropped
@@ -364,43 +412,125 @@ class SimhashIndex(IndexFace):
         with self._read() as txn:
             return [self._docs.matches(txn, self._probe(txn, fp, k)) for fp in queries]
 
-    def _check_and_store(
-        self, txn: Txn, fingerprint: int, key: str, entry: Entry, now: float
+    def _decide(
+        self, txn: Txn, fingerprint: int, signature: PageSignature | None, exclude: bytes | None
     ) -> Match | None:
-        found = self._probe(txn, fingerprint, self.max_distance)
-        matches = self._docs.matches(txn, found, doc_id(key))
-        if matches:
-            nearest = matches[0]
+        """The stored document (but ``exclude``) a page is a near duplicate of, by the rule
+        of :mod:`scrapy_simhash.text.signature`: the nearest within k that the Hamming rule
+        accepts, else the one sharing the most long sentences that the sentence rule
+        accepts (then the nearest, then by key). A bare fingerprint, or a stored document
+        without a signature, is decided by the Hamming distance alone."""
+        k = self.max_distance
+        rule = self.rule
+        sentences = self._docs.sentences
+        for match in self._docs.matches(txn, self._probe(txn, fingerprint, k), exclude):
+            if signature is None:
+                return match
+            stored = sentences.get(txn, doc_id(match.key))
+            if stored is None or rule.decide(signature, stored, k) == "hamming":
+                return match
+        if signature is None or len(signature.sentences) < rule.shared:
+            return None
+        found: list[tuple[int, int, str, Match]] = []
+        for other, counted in sentences.shared(
+            txn, signature.sentences, rule.guard, exclude
+        ).items():
+            if counted < rule.shared:
+                continue
+            stored = sentences.get(txn, other)
+            data = txn.get(other, db=self._docs.docs)
+            if stored is None or data is None:
+                continue
+            by = rule.decide(signature, stored, k, counted)
+            if by is not None:
+                stored_fp, key, record = decode_doc(data)
+                distance = hamming(fingerprint, stored_fp)
+                found.append((-counted, distance, key, Match(stored_fp, key, distance, record, by)))
+        return min(found)[3] if found else None
+
+    def _check_and_store(
+        self,
+        txn: Txn,
+        fingerprint: int,
+        signature: PageSignature | None,
+        key: str,
+        entry: Entry,
+        now: float,
+    ) -> Match | None:
+        match = self._decide(txn, fingerprint, signature, doc_id(key))
+        if match is not None:
             if self.drop_records:
-                limit = self.drop_records
                 self._drops.record(
-                    txn, fingerprint, key, entry, nearest.key, nearest.distance, now, limit
+                    txn,
+                    fingerprint,
+                    key,
+                    entry,
+                    match.key,
+                    match.distance,
+                    now,
+                    self.drop_records,
+                    match.rule,
                 )
-            return nearest
-        self._docs.store(txn, fingerprint, key, entry, now)
+            return match
+        self._docs.store(txn, fingerprint, key, entry, now, signature=signature)
         self._drops.forget(txn, key)
         return None
 
-    def check_and_insert(self, fingerprint: int, key: str, **record: Any) -> Match | None:
-        """In one write transaction: the nearest stored document within k (other than ``key``
-        itself) if there is one, else insert this one and return None. Processes racing with
-        near duplicates of one another admit exactly one. With ``drop_records``, a key found
-        to be a near duplicate is recorded as dropped, with ``record``."""
-        fingerprint = check_fingerprint(fingerprint)
+    def check_and_insert(
+        self, fingerprint: int | PageSignature, key: str, **record: Any
+    ) -> Match | None:
+        """In one write transaction: the stored document (other than ``key`` itself) this
+        page is a near duplicate of, if there is one, else insert this one and return None.
+        Processes racing with near duplicates of one another admit exactly one. With
+        ``drop_records``, a key found to be a near duplicate is recorded as dropped, with
+        ``record``.
+
+        Given a bare fingerprint, the page is a near duplicate of the nearest stored
+        document within k. Given a page signature
+        (:func:`scrapy_simhash.page_signature`), the index's rule decides: the Hamming
+        rule, or the sentence rule for a copy whose long sentences a stored page holds
+        (:class:`Match` ``.rule`` says which)."""
+        fingerprint, signature = signed(fingerprint)
         entry = Entry(check_key(key), record)
         with self._write(single=True) as txn:
-            return self._check_and_store(txn, fingerprint, key, entry, time.time())
+            return self._check_and_store(txn, fingerprint, signature, key, entry, time.time())
 
     def check_and_insert_many(
-        self, items: Sequence[tuple[int, str, dict[str, Any]]]
+        self, items: Sequence[tuple[int | PageSignature, str, dict[str, Any]]]
     ) -> list[Match | None]:
         """:meth:`check_and_insert` for each ``(fingerprint, key, record)`` in ONE write
         transaction, each item seeing those admitted before it. Every item is checked before
         any is written."""
-        checked = checked_items(items)
+        signatures = [
+            item[0] if isinstance(item, tuple) and isinstance(item[0], PageSignature) else None
+            for item in items
+        ]
+        checked = checked_items(
+            (s.fingerprint, *item[1:]) if s is not None else item
+            for s, item in zip(signatures, items, strict=True)
+        )
         now = time.time()
         with self._write() as txn:
-            return [self._check_and_store(txn, fp, key, e, now) for fp, key, e in checked]
+            return [
+                self._check_and_store(txn, fp, sig, key, e, now)
+                for (fp, key, e), sig in zip(checked, signatures, strict=True)
+            ]
+
+    def decide(self, signature: int | PageSignature, key: str | None = None) -> Match | None:
+        """The stored document (other than ``key``) that a page with this fingerprint or
+        signature would be found a near duplicate of by :meth:`check_and_insert`, or None;
+        nothing is written."""
+        fingerprint, signed_as = signed(signature)
+        exclude = None if key is None else doc_id(check_key(key))
+        with self._read() as txn:
+            return self._decide(txn, fingerprint, signed_as, exclude)
+
+    def signature(self, key: str) -> PageSignature | None:
+        """The page signature ``key`` was stored with, or None (not stored, or stored with a
+        bare fingerprint)."""
+        key = check_key(key)
+        with self._read() as txn:
+            return self._docs.sentences.get(txn, doc_id(key))
 
     def get(self, key: str) -> Match | None:
         """The stored entry for ``key`` (distance 0), or None."""
@@ -529,7 +659,11 @@ class SimhashIndex(IndexFace):
         Runs in one read transaction."""
         self._tx.flush()
         with self._read() as txn:
-            return verify(txn, self._docs, self._levels) + self._drops.problems(txn)
+            return (
+                verify(txn, self._docs, self._levels)
+                + self._docs.sentences.problems(txn, self._docs.docs)
+                + self._drops.problems(txn)
+            )
 
     def compact(self, dest: str | os.PathLike[str]) -> None:
         """Write a compacted copy of the index to the new or empty directory ``dest``."""

@@ -22,7 +22,9 @@ from .tables import COUNT, RECENT, RECENT_SIZE
 #: 2: tables of sorted buckets (1 had a DUPSORT entry per fingerprint and table).
 #: 3: recent tables beside the main ones.
 #: 4: drop records (``drops``, ``dseq``, ``dkept``); a CRC-32 ending every record and bucket.
-FORMAT_VERSION = 4
+#: 5: page signatures (``sigs``) and the documents holding each sentence (``sents``) for the
+#: sentence rule; a drop record names the rule that found it.
+FORMAT_VERSION = 5
 #: k of a new index when none is given.
 DEFAULT_MAX_DISTANCE = 3
 

@@ -26,6 +26,8 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
+from ..text.signature import PageSignature
+
 HEADER = struct.Struct(">QdI")
 #: Bytes of the CRC-32 that ends every document record, drop record and bucket.
 CHECK = 4
@@ -52,6 +54,13 @@ def check_fingerprint(fingerprint: Any, name: str = "fingerprint") -> int:
     if not 0 <= value < FINGERPRINT_LIMIT:
         raise ValueError(f"{name} must be in [0, 2**64), got {value}")
     return value
+
+
+def signed(fingerprint: Any) -> tuple[int, PageSignature | None]:
+    """The fingerprint of a fingerprint or a page signature (checked), and the signature."""
+    if isinstance(fingerprint, PageSignature):
+        return check_fingerprint(fingerprint.fingerprint), fingerprint
+    return check_fingerprint(fingerprint), None
 
 
 def check_key(key: Any) -> str:

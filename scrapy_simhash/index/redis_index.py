@@ -74,13 +74,22 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from ..text.fingerprint import FINGERPRINT_VERSION
+from ..text.signature import PageSignature
 from .documents import Match
 from .drops import Drop
 from .face import IndexFace, layout_stats
 from .layout import MAX_TABLES, Layout, choose_layout
 from .meta import DEFAULT_MAX_DISTANCE, IndexMismatchError, check_open
 from .pairs import document_pairs
-from .records import Entry, check_fingerprint, check_key, checked_items, decode_doc, doc_id
+from .records import (
+    Entry,
+    check_fingerprint,
+    check_key,
+    checked_items,
+    decode_doc,
+    doc_id,
+    signed,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -443,21 +452,28 @@ class RedisIndex(IndexFace):
             held = b""  # the matches were removed meanwhile: check again
         raise RuntimeError(f"index {self.path}: {key!r} kept changing under {mode}")
 
-    def check_and_insert(self, fingerprint: int, key: str, **record: Any) -> Match | None:
+    def check_and_insert(
+        self, fingerprint: int | PageSignature, key: str, **record: Any
+    ) -> Match | None:
         """On the server, in one script: the nearest stored document within k (other than
         ``key`` itself) if there is one, else insert this one and return None. Processes
-        racing with near duplicates of one another, on any machine, admit exactly one."""
-        fingerprint = check_fingerprint(fingerprint)
+        racing with near duplicates of one another, on any machine, admit exactly one.
+        A page signature is decided by its fingerprint (the sentence rule is the LMDB
+        index's)."""
+        fingerprint = signed(fingerprint)[0]
         entry = Entry(check_key(key), record)
         return self._decide("check", fingerprint, key, entry)
 
     def check_and_insert_many(
-        self, items: Sequence[tuple[int, str, dict[str, Any]]]
+        self, items: Sequence[tuple[int | PageSignature, str, dict[str, Any]]]
     ) -> list[Match | None]:
         """:meth:`check_and_insert` for each ``(fingerprint, key, record)``, pipelined: the
         scripts are sent together and run in order, each item seeing those admitted before
         it. Every item is checked before any is sent."""
-        checked = checked_items(items)
+        checked = checked_items(
+            (signed(item[0])[0], *item[1:]) if isinstance(item, tuple) and item else item
+            for item in items
+        )
         self._writable()
         if not checked:
             return []
@@ -497,10 +513,10 @@ class RedisIndex(IndexFace):
         self._writable()
         yield self
 
-    def insert(self, fingerprint: int, key: str, **record: Any) -> None:
+    def insert(self, fingerprint: int | PageSignature, key: str, **record: Any) -> None:
         """Store ``key`` with ``fingerprint`` and a JSON-serializable ``record`` (a key stored
         before is replaced; its first-seen time stays unless ``seen=`` is given)."""
-        fingerprint = check_fingerprint(fingerprint)
+        fingerprint = signed(fingerprint)[0]
         self._decide("insert", fingerprint, key, Entry(check_key(key), record))
 
     def insert_many(self, items: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
@@ -553,6 +569,18 @@ class RedisIndex(IndexFace):
         """Every stored document within ``max_distance`` (default and at most the index's k)
         bits of ``fingerprint``, nearest first, then by key."""
         return self._matches(self.probe(fingerprint, max_distance))
+
+    def decide(self, signature: int | PageSignature, key: str | None = None) -> Match | None:
+        """The stored document (other than ``key``) a page with this fingerprint or
+        signature would be found a near duplicate of by :meth:`check_and_insert` (the
+        nearest within k), or None; nothing is written."""
+        fingerprint = signed(signature)[0]
+        return next((m for m in self.query(fingerprint) if m.key != key), None)
+
+    def signature(self, key: str) -> PageSignature | None:
+        """None: a Redis index keeps fingerprints, not page signatures."""
+        check_key(key)
+        return None
 
     def query_many(
         self, fingerprints: Iterable[int], max_distance: int | None = None

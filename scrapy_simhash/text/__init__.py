@@ -5,6 +5,8 @@
 * :mod:`.chrome`: the lines of a text that site chrome forms, left out before the words;
 * :mod:`.numbers`: which numbers are features (not dates, times or counters);
 * :mod:`.fingerprint`: weighted word features and the fingerprint (a storage format);
+* :mod:`.signature`: a page's signature (fingerprint and longest sentences) and the rule that
+  decides near duplicates;
 * :mod:`.caches`: the bounded memo caches the two above share.
 
 Imports nothing of the index, of Scrapy or of the command line.
@@ -12,12 +14,16 @@ Imports nothing of the index, of Scrapy or of the command line.
 
 from .extract import extract_text
 from .fingerprint import FINGERPRINT_VERSION, Fingerprinter, hamming, simhash, text_signature
+from .signature import PageSignature, Rule, page_signature
 
 __all__ = [
     "FINGERPRINT_VERSION",
     "Fingerprinter",
+    "PageSignature",
+    "Rule",
     "extract_text",
     "hamming",
+    "page_signature",
     "simhash",
     "text_signature",
 ]

@@ -57,7 +57,9 @@ from .segment import CJK_CHARS, segment_runs
 
 #: Names the algorithm (features, weights, hash). Stored in every index; an index built with
 #: another version refuses these fingerprints.
-FINGERPRINT_VERSION = 3
+#: 4: the page signature (:mod:`.signature`: the longest sentences, the word and number
+#: counts and the numbers sketch) stored beside the fingerprint, which is version 3's.
+FINGERPRINT_VERSION = 4
 
 BITS = 64
 _MASK = (1 << BITS) - 1

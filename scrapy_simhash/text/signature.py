@@ -17,6 +17,10 @@ signal beside it, which layouts do not change and edits do:
 
 Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
 
+Neither applies when their numbers disagree: both have :attr:`Rule.numbers_min` content
+numbers or more and their sketches differ in more than :attr:`Rule.numbers_distance` bits (two
+product pages or match reports share their words and their prose, not their numbers).
+
 ``hamming``
     the fingerprints are within ``k`` bits, unless the shorter text has under
     :attr:`Rule.hamming_length` of the longer's words (a first page of a long article is not
@@ -24,9 +28,8 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
     none of them (a 20%-edited page keeps almost none of its sentences whole; a copy keeps
     most);
 ``sentences``
-    they share :attr:`Rule.shared` or more of their longest sentences, the shorter has at
-    least :attr:`Rule.length` of the longer's words, and their numbers do not disagree (two
-    product pages or match reports share their prose, not their numbers). In an index, a
+    they share :attr:`Rule.shared` or more of their longest sentences, and the shorter has
+    at least :attr:`Rule.length` of the longer's words. In an index, a
     sentence held by :attr:`Rule.guard` or more stored pages does not count (a disclaimer, a
     byline, a newsletter box): that is learned across pages, and acts only in the decision.
 
@@ -164,6 +167,8 @@ class Rule:
         """The rule by which ``page`` is a near duplicate of ``stored``, or None.
         ``counted`` is how many of their shared sentences pass the index's frequency guard
         (by default, every shared sentence)."""
+        if self.numbers_differ(page, stored):
+            return None
         shared = len(set(page.sentences).intersection(stored.sentences))
         if hamming(page.fingerprint, stored.fingerprint) <= max_distance and not (
             _shorter(page, stored) < self.hamming_length
@@ -173,10 +178,8 @@ class Rule:
             )
         ):
             return "hamming"
-        if (
-            (shared if counted is None else counted) >= self.shared
-            and _shorter(page, stored) >= self.length
-            and not self.numbers_differ(page, stored)
+        if (shared if counted is None else counted) >= self.shared and (
+            _shorter(page, stored) >= self.length
         ):
             return "sentences"
         return None

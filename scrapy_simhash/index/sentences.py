@@ -1,0 +1,106 @@
+"""The second signal of the index's rule: stored pages' signatures and their sentences.
+
+The index decides a page a near duplicate by the Hamming distance of fingerprints, or by
+the long sentences it shares with a stored page (:mod:`scrapy_simhash.text.signature`). For
+the second rule it keeps, beside the documents:
+
+* ``sigs``: document id -> the page's packed signature (fingerprint, the hashes of its
+  longest sentences, its counts of words and numbers, its numbers sketch) | CRC-32;
+* ``sents``: sentence hash (8 bytes, big-endian) -> the ids of the documents holding it (a
+  multi space): a look-up reads one key per sentence of the page.
+
+A sentence held by ``guard`` stored documents or more no longer counts (a disclaimer, a
+byline, a newsletter box): a look-up reads at most ``guard`` ids of each. A document stored
+without a signature (:meth:`~.index.SimhashIndex.insert` of a bare fingerprint) is found by
+its fingerprint only.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterable
+
+from ..text.signature import PageSignature
+from .records import DamagedIndexError, sealed, unsealed
+from .storage import Space, Txn
+
+SIGS = b"sigs"
+SENTS = b"sents"
+
+
+def sentence_key(sentence: int) -> bytes:
+    return sentence.to_bytes(8, "big")
+
+
+class Sentences:
+    """The stored signatures and the sentence postings of an index."""
+
+    def __init__(self, sigs: Space, sents: Space) -> None:
+        self.sigs = sigs
+        self.sents = sents
+
+    def put(self, txn: Txn, docid: bytes, signature: PageSignature) -> None:
+        """Keep the signature of the document ``docid`` (replacing any it had)."""
+        self.remove(txn, docid)
+        txn.put(self.sigs, docid, sealed(signature.pack(), docid))
+        for sentence in signature.sentences:
+            txn.put(self.sents, sentence_key(sentence), docid)
+
+    def remove(self, txn: Txn, docid: bytes) -> bool:
+        """Forget the signature of ``docid``; False if it had none."""
+        data = txn.pop(self.sigs, docid)
+        if data is None:
+            return False
+        for sentence in _decoded(data, docid).sentences:
+            txn.delete(self.sents, sentence_key(sentence), docid)
+        return True
+
+    def get(self, txn: Txn, docid: bytes) -> PageSignature | None:
+        data = txn.get(docid, db=self.sigs)
+        return None if data is None else _decoded(data, docid)
+
+    def shared(
+        self, txn: Txn, sentences: Iterable[int], guard: int, exclude: bytes | None = None
+    ) -> Counter[bytes]:
+        """For each stored document but ``exclude``: how many of ``sentences`` it holds,
+        counting only the sentences fewer than ``guard`` documents hold."""
+        tally: Counter[bytes] = Counter()
+        for sentence in sentences:
+            holders = list(itertools.islice(txn.values(self.sents, sentence_key(sentence)), guard))
+            if len(holders) < guard:
+                tally.update(bytes(d) for d in holders if d != exclude)
+        return tally
+
+    def problems(self, txn: Txn, docs: Space) -> list[str]:
+        """``verify``'s rules for the signatures: each decodes and belongs to a document,
+        and the postings are exactly the signatures' sentences."""
+        found: list[str] = []
+        wanted: set[tuple[bytes, bytes]] = set()
+        for docid, data in txn.scan(self.sigs):
+            docid = bytes(docid)
+            try:
+                signature = _decoded(data, docid)
+            except DamagedIndexError as exc:
+                found.append(f"signature of document {docid.hex()}: {exc}")
+                continue
+            if txn.get(docid, db=docs) is None:
+                found.append(f"signature of document {docid.hex()}, which is not stored")
+            wanted.update((sentence_key(s), docid) for s in signature.sentences)
+        held = {(bytes(k), bytes(v)) for k, v in txn.scan(self.sents)}
+        for key, docid in sorted(held - wanted)[:20]:
+            found.append(
+                f"sentence {key.hex()} lists document {docid.hex()}, whose signature lacks it"
+            )
+        for key, docid in sorted(wanted - held)[:20]:
+            found.append(f"sentence {key.hex()} of document {docid.hex()} is not listed")
+        return found
+
+
+def _decoded(data: bytes, docid: bytes) -> PageSignature:
+    try:
+        return PageSignature.unpack(unsealed(data, "a page signature", docid))
+    except ValueError as exc:
+        raise DamagedIndexError(
+            f"index damaged: a page signature cannot be decoded ({exc})"
+        ) from None

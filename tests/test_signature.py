@@ -1,0 +1,391 @@
+"""Page signatures and the two-rule decision: golden values, the sentence and number parts,
+the rule on pages that went through extraction, and the index applying it."""
+
+from __future__ import annotations
+
+import pickle
+import random
+from collections import Counter
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from scrapy_simhash import PageSignature, SimhashIndex, extract_text, hamming, page_signature
+from scrapy_simhash.text.signature import (
+    DEFAULT_RULE,
+    RULES,
+    SENTENCES,
+    Rule,
+    longest_sentences,
+    sentence_hash,
+)
+
+from .test_fingerprint import TEXTS
+
+# A signature is a storage format: these values change only with FINGERPRINT_VERSION (4).
+GOLDEN = {
+    "en": "e0517daad28859540000000000000000280000000000036297a4b48c4521a294632dd4059e08057f518333"
+    "d10eb1a4",
+    "zh": "1c27b718da86c8de00000000000000002e000000000003483cd4abdcff774fc6e8b85770a97eb9484889dc"
+    "37e33182",
+    "mix": "ea2febda7d49dcb9a22068ff1667cf64200000000200034ecf559dcbad6d6ce2afd9cd425fde1396feb96e"
+    "ed959650",
+    "page_en": "e0716dba73885954d923acb87d61ad2a360000000400056297a4b48c4521a294632dd4059e08057f5"
+    "18333d10eb1a46cdab1af6b0ac6f5cfae2502caf2a96c",
+    "page_zh": "3c27f730dac488ded6a9dd37f6e3c225490000000300044a7c36f970c42fd2483cd4abdcff774fc6e"
+    "8b85770a97eb9484889dc37e33182",
+}
+
+PARAGRAPHS = [
+    "The harbour authority confirmed on Thursday that the old grain terminal will be turned into "
+    "a public market hall, ending a decade of arguments about the future of the waterfront.",
+    "Engineers who surveyed the building last winter found that its concrete frame is sound, "
+    "although the roof and most of the windows will have to be replaced before anyone moves in.",
+    "Local traders have been asking for a covered market since the square was closed for "
+    "repairs, and many of them say the new hall could double the number of stalls in the town.",
+    "The plan keeps the two loading cranes in front of the terminal as a reminder of the port's "
+    "history, and a small museum about the grain trade will take over the former weighing room.",
+    "Residents of the streets behind the harbour worry about delivery lorries arriving early in "
+    "the morning, and the council has promised a traffic study before the building work begins.",
+    "Architects chosen through an open competition want to keep the long halls of the building "
+    "bright and open, with glass doors along the quay that can be folded back in the summer.",
+    "A cooperative of fishing families hopes to sell the morning catch directly from the hall, "
+    "which would let them keep a larger share of the price than they get at the auction.",
+    "Work on the roof is expected to start in the spring, and the authority hopes the first "
+    "traders will open their stalls before the end of next year if the weather is kind.",
+    "Several cafes along the quay have already asked about space inside the hall, and the "
+    "authority says it will keep a third of the stalls for young businesses with low rents.",
+    "Opponents of the project had wanted the terminal demolished to make room for housing, but "
+    "the heritage board ruled last year that the building must be kept and put to public use.",
+]
+OTHER = [
+    "Volunteers spent the weekend clearing the footpath that runs along the old railway line, "
+    "removing fallen branches and rebuilding two wooden bridges that had rotted over the years.",
+    "The walking club that organised the work says the path is now open from the station to the "
+    "reservoir, a distance of almost eight kilometres through woods and open farmland.",
+    "Families with pushchairs and cyclists can use the whole route again, although the steep "
+    "section near the quarry is still closed until the council repairs the retaining wall.",
+    "The club plans guided walks every Sunday morning during the summer, and it hopes that more "
+    "people will join its monthly working days to keep the path clear of brambles and mud.",
+    "Rangers have counted several rare orchids along the cutting, and they ask visitors to stay "
+    "on the path and keep dogs on a lead between the old signal box and the picnic meadow.",
+    "A local bakery has offered to sponsor new benches along the route, and schoolchildren will "
+    "paint the signs that mark the distance to the station and to the reservoir gates.",
+]
+
+
+def _plain_layout(title: str, paragraphs: list[str]) -> str:
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (
+        f"<html><head><title>{title}</title></head><body><header><a href='/'>Home</a></header>"
+        f"<article><h1>{title}</h1>{body}</article><footer>Contact us</footer></body></html>"
+    )
+
+
+def _busy_layout(title: str, paragraphs: list[str]) -> str:
+    """Another site's layout: a section menu, a standfirst and byline, captions, a newsletter
+    box and a list of its own headlines around the article."""
+    body = "".join(f"<p>{p}</p>" for p in paragraphs[:4])
+    caption = "<figcaption>The terminal seen from the quay.</figcaption>"
+    body += f"<figure><img src='a.jpg'>{caption}</figure>"
+    body += "".join(f"<p>{p}</p>" for p in paragraphs[4:])
+    return (
+        f"<html><head><title>{title} | Coast Gazette</title></head><body>"
+        "<nav><ul><li><a href='/n'>News</a></li><li><a href='/s'>Sport</a></li>"
+        "<li><a href='/b'>Business</a></li><li><a href='/c'>Culture</a></li></ul></nav>"
+        f"<main><article><h1>{title}</h1>"
+        "<p class='standfirst'>A decade of arguments ends as the authority chooses a market.</p>"
+        "<p class='byline'>By our harbour reporter, with agencies</p>"
+        f"{body}"
+        "<div class='newsletter'><p>Sign up for our morning newsletter to get the coast's news "
+        "in your inbox before breakfast every weekday.</p></div>"
+        "</article><aside><h2>Most read</h2><ul><li><a href='/1'>Ferry timetable changes "
+        "from Monday</a></li><li><a href='/2'>Lifeboat crew rescues two kayakers</a></li>"
+        "<li><a href='/3'>New bus route to the hospital</a></li></ul></aside></main>"
+        "<footer><p>Copyright Coast Gazette. All rights reserved.</p></footer></body></html>"
+    )
+
+
+def _signature(html: str) -> PageSignature:
+    text = extract_text(html, "https://example.com/a")
+    assert text is not None
+    signature = page_signature(text)
+    assert signature is not None
+    return signature
+
+
+def test_signatures_are_pinned():
+    for name, value in GOLDEN.items():
+        signature = page_signature(TEXTS[name])
+        assert signature is not None and signature.pack().hex() == value, name
+        assert PageSignature.unpack(bytes.fromhex(value)) == signature
+
+
+def test_signature_round_trips_pickles_and_rejects_bad_bytes():
+    signature = page_signature(TEXTS["page_en"])
+    assert pickle.loads(pickle.dumps(signature)) == signature
+    packed = signature.pack()
+    for bad in (packed[:-1], packed + b"\0", packed[:10]):
+        with pytest.raises(ValueError, match="signature"):
+            PageSignature.unpack(bad)
+
+
+def test_too_short_texts_have_no_signature():
+    assert page_signature("A few words only.") is None
+
+
+def test_longest_sentences_read_letters_only_and_keep_the_longest():
+    text = (
+        "The first sentence is fairly long, isn't it? A short one.\n"
+        "THE FIRST SENTENCE IS FAIRLY LONG, ISN'T IT!!\n"
+        "A sentence of 2024 with digits, counted without them.\n"
+        "Tiny.\n"
+    )
+    found = longest_sentences(text)
+    # case, punctuation and white space do not matter: the first two lines are one sentence
+    assert len(found) == 2
+    assert found == (
+        sentence_hash("asentenceofwithdigitscountedwithoutthem"),  # the longest first
+        sentence_hash("thefirstsentenceisfairlylongisntit"),
+    )
+    many = "\n".join(f"Sentence number {'x' * (30 + i)} ends here." for i in range(20))
+    kept = longest_sentences(many)
+    assert len(kept) == SENTENCES
+    assert kept[0] == sentence_hash(f"sentencenumber{'x' * 49}endshere")
+
+
+def test_numbers_sketch_ignores_dates_and_counters_but_not_prices():
+    base = " ".join(PARAGRAPHS[:3])
+    a = page_signature(f"{base}\nThe hall will cost 4.5 million and hold 120 stalls of 9 m2.")
+    dated = page_signature(
+        f"{base}\nThe hall will cost 4.5 million and hold 120 stalls of 9 m2.\n"
+        "Published 3 March 2021, 10:45. 2,345 views."
+    )
+    priced = page_signature(f"{base}\nThe hall will cost 7.2 million and hold 95 stalls of 12 m2.")
+    assert (a.number_count, a.numbers) == (dated.number_count, dated.numbers)
+    assert a.number_count == 3 and hamming(a.numbers, priced.numbers) > 0
+
+
+def test_rule_guards_and_vetoes():
+    rule = Rule()
+    sentences = tuple(range(1, 9))
+    page = PageSignature(0, sentences, 1000, 0, 0)
+    assert rule.decide(page, page, 3) == "hamming"
+    # the first 30% of a long article: same fingerprint, too short for the Hamming rule
+    assert rule.decide(PageSignature(0, sentences[:3], 300, 0, 0), page, 3) is None
+    # near fingerprints but none of 8 long sentences shared: a heavily edited page
+    edited = PageSignature(1, tuple(range(20, 28)), 1000, 0, 0)
+    assert rule.decide(edited, page, 3) is None
+    assert Rule(sentences_veto=99).decide(edited, page, 3) == "hamming"
+    # far fingerprints, three long sentences shared: the sentence rule
+    moved = PageSignature((1 << 64) - 1, (1, 2, 3, 40, 41), 900, 0, 0)
+    assert rule.decide(moved, page, 3) == "sentences"
+    assert rule.decide(moved, page, 3, counted=2) is None  # the index's guard left one out
+    assert rule.decide(PageSignature(moved.fingerprint, (1, 2, 40), 900, 0, 0), page, 3) is None
+    assert (
+        rule.decide(PageSignature(moved.fingerprint, moved.sentences, 500, 0, 0), page, 3) is None
+    )
+    # the same prose with other numbers (a product variant): vetoed
+    numbered = PageSignature(0, sentences, 1000, 0, 10)
+    other = PageSignature((1 << 64) - 1, sentences, 1000, (1 << 64) - 1, 10)
+    assert rule.decide(other, numbered, 3) is None
+    assert rule.decide(PageSignature(other.fingerprint, sentences, 1000, 0, 10), numbered, 3) == (
+        "sentences"
+    )
+
+
+def test_an_article_in_another_sites_layout_shares_its_sentences():
+    plain = _signature(_plain_layout("Grain terminal to become a market hall", PARAGRAPHS))
+    busy = _signature(_busy_layout("Grain terminal to become a market hall", PARAGRAPHS))
+    assert plain.is_near_duplicate(busy) and busy.is_near_duplicate(plain)
+    # by the sentence rule alone (no Hamming distance is small enough)
+    assert DEFAULT_RULE.decide(busy, plain, -1) == "sentences"
+
+
+def test_different_articles_in_one_layout_are_not_near_duplicates():
+    a = _signature(_busy_layout("Grain terminal to become a market hall", PARAGRAPHS))
+    b = _signature(_busy_layout("Railway path reopens", OTHER))
+    assert not a.is_near_duplicate(b) and not b.is_near_duplicate(a)
+
+
+def test_a_first_part_and_an_edited_copy_are_not_near_duplicates():
+    whole = _signature(_plain_layout("Grain terminal", PARAGRAPHS))
+    first = _signature(_plain_layout("Grain terminal", PARAGRAPHS[:3]))
+    assert not whole.is_near_duplicate(first)
+    rng = random.Random(5)
+    words = " ".join(PARAGRAPHS).split(" ")
+    for i in rng.sample(range(len(words)), len(words) // 5):
+        words[i] = rng.choice(["river", "council", "winter", "bridge", "market", "summer"])
+    edited = _signature(_plain_layout("Grain terminal", [" ".join(words)]))
+    assert not whole.is_near_duplicate(edited)
+
+
+def test_product_pages_that_differ_in_their_numbers_are_told_apart():
+    def product(model: str, price: str, specs: list[str]) -> PageSignature:
+        rows = "".join(f"<tr><td>{name}</td><td>{v}</td></tr>" for name, v in specs)
+        return _signature(
+            _plain_layout(
+                "Trail running shoe",
+                [
+                    *PARAGRAPHS[5:8],
+                    f"Model {model} costs {price} in every colour this season.",
+                ],
+            ).replace("</article>", f"<table>{rows}</table></article>")
+        )
+
+    names = ["Weight", "Drop", "Stack height", "Lug depth", "Width"]
+    small = product(
+        "TR-410",
+        "129.90",
+        list(zip(names, ["245 g", "6 mm", "28 mm", "4.5 mm", "98 mm"], strict=True)),
+    )
+    large = product(
+        "TR-520",
+        "159.90",
+        list(zip(names, ["312 g", "8 mm", "33 mm", "5.5 mm", "104 mm"], strict=True)),
+    )
+    assert small.number_count >= 3 and large.number_count >= 3
+    assert not small.is_near_duplicate(large)
+
+
+def test_the_index_applies_the_rule_and_its_frequency_guard(tmp_path):
+    plain = _signature(_plain_layout("Grain terminal to become a market hall", PARAGRAPHS))
+    busy = _signature(_busy_layout("Grain terminal to become a market hall", PARAGRAPHS))
+    with SimhashIndex(tmp_path / "ix", drop_records=10) as ix:
+        assert ix.check_and_insert(plain, "https://a.example/terminal") is None
+        match = ix.check_and_insert(busy, "https://b.example/terminal")
+        assert match is not None and match.key == "https://a.example/terminal"
+        assert match.rule == (
+            "hamming" if hamming(plain.fingerprint, busy.fingerprint) <= 3 else "sentences"
+        )
+        assert match.distance == hamming(plain.fingerprint, busy.fingerprint)
+        drop = ix.dropped("https://b.example/terminal")
+        assert (drop.kept, drop.rule) == ("https://a.example/terminal", match.rule)
+        assert ix.signature("https://a.example/terminal") == plain
+        assert ix.verify() == []
+
+    # Sentences that many stored pages hold stop counting: boilerplate is not an article.
+    shared = (1, 2, 3)
+    far = [0, (1 << 64) - 1, 0x5555_5555_5555_5555, 0xAAAA_AAAA_0000_0000, 0x0F0F_0F0F_0F0F_0F0F]
+    page = PageSignature(far[4], (*shared, 999), 500)
+    with SimhashIndex(tmp_path / "guard") as ix:
+        for i in range(DEFAULT_RULE.guard):
+            own = tuple(100 * (i + 1) + j for j in range(5))
+            ix.insert(PageSignature(far[i], shared + own, 500), f"p{i}")
+            decided = ix.decide(page)
+            # held by fewer than `guard` pages, the three sentences count
+            assert (decided is not None) == (i + 1 < DEFAULT_RULE.guard)
+        assert ix.decide(page) is None
+        ix.remove("p1")  # held by two pages again
+        assert ix.decide(page).rule == "sentences"
+
+
+def test_is_near_duplicate_decides_as_an_index_holding_only_the_first(tmp_path):
+    texts = [
+        _plain_layout("Grain terminal", PARAGRAPHS),
+        _busy_layout("Grain terminal", PARAGRAPHS),
+        _plain_layout("Grain terminal", PARAGRAPHS[:3]),
+        _plain_layout("Grain terminal", PARAGRAPHS[:8]),
+        _busy_layout("Railway path", OTHER),
+        _plain_layout("Railway path", OTHER[:5]),
+    ]
+    signatures = [_signature(t) for t in texts]
+    for i, a in enumerate(signatures):
+        with SimhashIndex(tmp_path / f"ix{i}") as ix:
+            ix.insert(a, "stored")
+            for j, b in enumerate(signatures):
+                decided = ix.decide(b, f"page{j}")
+                assert (decided is not None) == a.is_near_duplicate(b), (i, j)
+
+
+def test_a_damaged_signature_is_reported_by_verify(tmp_path):
+    import lmdb
+
+    path = tmp_path / "ix"
+    with SimhashIndex(path) as ix:
+        ix.insert(page_signature(TEXTS["page_en"]), "https://a/")
+    env = lmdb.open(str(path), max_dbs=80)
+    try:
+        with env.begin(write=True) as txn:
+            sigs = env.open_db(b"sigs", txn=txn, create=False)
+            key, value = next(iter(txn.cursor(sigs)))
+            txn.put(key, bytes([value[0] ^ 1]) + value[1:], db=sigs)
+    finally:
+        env.close()
+    with SimhashIndex(path) as ix:
+        assert any("page signature fails its checksum" in p for p in ix.verify())
+
+
+PARTNER = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title} - Harbour Post</title></head>
+<body><div class="top"><a href="/">Harbour Post</a> | <a href="/world">World</a> |
+<a href="/local">Local</a> | <a href="/sport">Sport</a> | <a href="/weather">Weather</a></div>
+<div class="crumbs">Home &gt; Partner content &gt; Syndicated</div>
+<main><article><h1>{title}</h1><div class="article-text">
+<p>Our partners at a regional newspaper report on a story that readers on the coast have been
+following closely this week, with comment from the people most closely involved in it.</p>
+<p>Republished by arrangement with the regional press network. Photograph: agency pool.</p>
+{lead}
+<figure><img src="/p.jpg"><figcaption>Readers sent us their own pictures of the scene this
+week, and a selection of them appears in our gallery.</figcaption></figure>
+{rest}
+<p>Read more: Ferry timetable changes from Monday as the winter service begins early</p>
+<p>This article first appeared in a partner newspaper and is republished here under an
+agreement that lets regional titles share their local reporting with each other.</p>
+</div></article>
+<aside><h3>More from the Harbour Post</h3><ul>
+<li><a href="/a">Lifeboat crew rescues two kayakers off the point</a></li>
+<li><a href="/b">New bus route links the estate to the hospital</a></li></ul></aside>
+</main>
+<footer>Harbour Post. Registered in the harbour district. All rights reserved.</footer>
+</body></html>"""
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_drops_articles_copied_into_another_sites_layout(site, routes, tmp_path):
+    """The example site's five articles, then each one's story (headline and paragraphs)
+    in another site's page, with that site's standfirst, credit, note and lists around it:
+    every copy is dropped as a near duplicate of its article, by the rule that the two
+    pages' signatures give."""
+    import lxml.html
+
+    from .test_scrapy_crawl import ARTICLES, MIDDLEWARE, SITE, crawl, paths
+
+    expected: dict[str, tuple[str, str]] = {}
+    for article in ARTICLES:
+        html = (SITE / article.lstrip("/")).read_text(encoding="utf-8")
+        tree = lxml.html.fromstring(html)
+        title = tree.findtext(".//h1")
+        paragraphs = [
+            lxml.html.tostring(p, encoding="unicode")
+            for p in tree.find_class("story-body")[0].iter("p")
+        ]
+        copy = PARTNER.format(
+            title=title, lead="".join(paragraphs[:2]), rest="".join(paragraphs[2:])
+        )
+        path = article.replace("/news/", "/partner/")
+        routes[path] = (200, "text/html; charset=utf-8", copy.encode())
+        original = _signature(html)
+        moved = _signature(copy)
+        rule = DEFAULT_RULE.decide(moved, original, 3)
+        assert rule is not None, article
+        expected[path] = (article, rule)
+    links = "".join(f"<li><a href='{p}'>{p}</a></li>" for p in [*ARTICLES, *expected])
+    routes["/partner-index.html"] = (
+        200,
+        "text/html; charset=utf-8",
+        f"<html><body><ul>{links}</ul></body></html>".encode(),
+    )
+    result = await crawl(MIDDLEWARE, tmp_path, site, start="/partner-index.html")
+    assert paths(site, result.kept) == ARTICLES
+    rules = Counter(rule for _, rule in expected.values())
+    assert result.simhash["simhash/duplicate"] == len(expected)
+    for rule in RULES:
+        assert result.simhash.get(f"simhash/duplicate/by/{rule}", 0) == rules[rule]
+    # The other site's standfirst and notes move most fingerprints past k: the sentences
+    # rule is what catches those.
+    assert rules["sentences"] >= 3
+    with SimhashIndex(tmp_path / "simhash" / "site") as index:
+        for path, (article, rule) in expected.items():
+            drop = index.dropped(site.url(path))
+            assert (drop.kept, drop.rule) == (site.url(article), rule)
