@@ -2,10 +2,11 @@
 
 Reads the real pages of ``../shared/corpus`` (or ``$SIMHASH_CORPUS``; skips cleanly where it
 is absent). Every variant is a whole HTML page built from a corpus page (``_variants.py``)
-and goes through ``extract_text(body, url, encoding=...)`` and ``Fingerprinter(min_words=20)``
-exactly as the crawl's middleware does (``scrapy_simhash.crawl.pages.PageWork``); the original is
-extracted from its own bytes and charset. The article of a page is its element located by
-the corpus's reference text (the smallest element holding 85% of it).
+and goes through ``extract_text(body, url, encoding=...)`` exactly as the crawl's middleware
+does (``scrapy_simhash.crawl.pages.PageWork``), then ``page_signature`` with
+``Fingerprinter(min_words=20)``; the original is extracted from its own bytes and charset.
+The article of a page is its element located by the corpus's reference text (the smallest
+element holding 85% of it).
 
 Near-duplicates (positives), each against the original page unless said otherwise:
   copy       the page parsed and written back (lxml): the construction's own noise
@@ -31,30 +32,54 @@ Not duplicates (negatives):
   cross      every pair of different original pages of a group
 
 Pairs of real duplicates in the corpus (reference texts with word Jaccard >= 0.5) are left
-out of the negatives. Methods, on the same extracted texts: our fingerprint at ``-k``,
-``--variant`` Fingerprinter options, the ``simhash`` package (character 4-grams) at the same
-k, and datasketch's MinHash (128 permutations, shingles of 5 words, jieba words for CJK)
-at estimated Jaccard >= 0.5, 0.7 and 0.8. A pair with a side whose extraction gave nothing
-is never a match; texts too short for our fingerprint (under 20 content words) never match
-for ours, as a crawl passes them through. Printed per group (``en+``: English and the other
-languages; ``zh``: Chinese): precision, recall, F1 (and F1 without the ``numbers`` kind),
-and per kind the share of pairs caught.
+out of the negatives.
 
-Built texts are cached in ``bench/.data/`` (and every extraction, by the page's bytes), so a
-rerun with other fingerprint options only fingerprints.
+Methods, on the same extracted texts:
+
+* ours, the signature rule: ``page_signature(text, Fingerprinter(min_words=20))`` for every
+  text, and each pair (a, the stored page, normally the original; b, the variant) decided by
+  ``DEFAULT_RULE.decide(b, a, k, counted=...)``, with the index's frequency guard simulated:
+  per group, the stored pages are the group's original corpus pages (as a crawl of those
+  sites would have stored them; the variant pages are not), a sentence's count is how many
+  of them hold it among their longest sentences (a stored original counts towards its own),
+  and ``counted`` is the number of shared sentences held by fewer than ``Rule.guard``;
+* ``--rule`` rows: the same with some of the Rule's fields replaced; ``--ablation`` rows:
+  the rule built up from the fingerprint alone one part at a time;
+* the fingerprint alone (``Fingerprinter(min_words=20)`` at ``-k``), and ``--variant``
+  Fingerprinter options;
+* the ``simhash`` package (character 4-grams) at the same k, and datasketch's MinHash (128
+  permutations, shingles of 5 words, jieba words for CJK) at estimated Jaccard >= 0.5, 0.7
+  and 0.8.
+
+A pair with a side whose extraction gave nothing is never a match; texts too short for our
+fingerprint (under 20 content words) never match for ours, as a crawl passes them through.
+Printed per group (``en+``: English and the other languages; ``zh``: Chinese): precision,
+recall, F1 (and F1 without the ``numbers`` kind), per kind the share of pairs caught, for
+the signature rows the share of the duplicates each rule (hamming, sentences) decided, and a
+one-line summary per row.
+
+Built texts are cached in ``bench/.data/`` (and every extraction, by the page's bytes), and
+so is each method's signature of every text (keyed by the source of ``scrapy_simhash/text``,
+the options and the baselines' code and versions): a rerun with other Rule fields only
+decides the pairs (seconds), one after a change to the package signs the texts again.
 
     python bench/quality.py                           # all pages, k=3
     python bench/quality.py --limit 40                # 40 pages per group, a quick look
     python bench/quality.py --fast                    # trafilatura's fast mode
+    python bench/quality.py --ablation                # the signature rule part by part
+    python bench/quality.py --no-baselines --rule '{"shared": 2}' --rule '{"guard": 5}'
     python bench/quality.py --variant '{"position_decay": null}'
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import hashlib
+import inspect
 import json
+import pickle
 import random
 import re
 import sys
@@ -72,6 +97,7 @@ import lxml.html
 from _corpus import ROOT, Page, load_pages, require_corpus
 
 from scrapy_simhash import FINGERPRINT_VERSION, Fingerprinter, extract_text, hamming
+from scrapy_simhash.text.signature import DEFAULT_RULE, Rule, page_signature
 
 POSITIVE = (
     "copy",
@@ -380,11 +406,14 @@ def build(pages: list[Page], seed: int, fast: bool) -> dict:
     key = json.dumps([BUILD_VERSION, seed, fast, version("trafilatura"), [p.rid for p in pages]])
     path = CACHE / f"quality-{hashlib.sha1(key.encode()).hexdigest()[:12]}.json.gz"
     if path.exists():
-        return json.loads(gzip.open(path, "rt", encoding="utf-8").read())
-    data = Builder(pages, seed, fast).build()
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wt", encoding="utf-8") as f:
-        json.dump(data, f)
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            data = json.load(f)
+    else:
+        data = Builder(pages, seed, fast).build()
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            json.dump(data, f)
+    data["key"] = path.name.split(".")[0]
     return data
 
 
@@ -436,20 +465,95 @@ def minhash(text: str):
     return m.hashvalues
 
 
-def hamming_method(fp: Callable[[str], int | None]) -> Callable:
-    def sign(text):
-        return None if text is None else fp(text)
-
-    return sign
-
-
 class Method:
-    """A signature per text, a similarity per pair and one or more decision rules."""
+    """A signature per text, a measure per pair and one or more decision rules.
 
-    def __init__(self, name, sign, measure, rules, higher_is_similar=False):
+    ``measure(sa, sb, group)`` gives a pair's value; each rule is (row name, decision on
+    the value: truthy for a duplicate, and the name of the rule that decided it where there
+    are several). ``key``, when given, caches the signatures in ``bench/.data/`` (it must
+    change with the code and options that compute them); ``prepare(sigs, data)`` runs once
+    before the pairs are measured; ``mean`` maps a value to the number averaged in the cells.
+    """
+
+    def __init__(
+        self, name, sign, measure, rules, higher_is_similar=False, key=None, prepare=None, mean=None
+    ):
         self.name, self.sign, self.measure = name, sign, measure
-        self.rules = rules  # [(row name, predicate on the measure)]
+        self.rules = rules
         self.higher = higher_is_similar
+        self.key = key
+        self.prepare = prepare
+        self.mean = mean or (lambda v: v)
+
+
+def code_key(*parts) -> str:
+    """A short key of the code (functions' sources, or strings) that computes signatures."""
+    h = hashlib.sha1()
+    for part in parts:
+        h.update((part if isinstance(part, str) else inspect.getsource(part)).encode())
+        h.update(b"\0")
+    return h.hexdigest()[:12]
+
+
+def package_code() -> str:
+    """The source of ``scrapy_simhash/text`` and the segmenter's version: what our
+    fingerprints and signatures depend on."""
+    files = sorted((ROOT / "scrapy_simhash" / "text").glob("*.py"))
+    return "".join(f.read_text(encoding="utf-8") for f in files) + version("jieba")
+
+
+OFF = 10**9  # a Rule parameter that never applies (a veto, a guard)
+
+
+def parse_rule(spec: str) -> Rule:
+    """:data:`DEFAULT_RULE` with the fields of a JSON object replaced (``--rule``)."""
+    return dataclasses.replace(DEFAULT_RULE, **json.loads(spec))
+
+
+def ablation_rules() -> list[tuple[str, Rule]]:
+    """The signature rule built up one part at a time from the fingerprint alone."""
+    d = DEFAULT_RULE
+    no_vetoes = dataclasses.replace(d, hamming_length=0.0, sentences_veto=OFF, numbers_min=OFF)
+    return [
+        ("+ sentence rule (no numbers veto)", no_vetoes),
+        ("+ numbers veto", dataclasses.replace(no_vetoes, numbers_min=d.numbers_min)),
+        ("+ hamming length guard", dataclasses.replace(d, sentences_veto=OFF)),
+        ("+ sentences veto (the default rule)", d),
+        ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
+    ]
+
+
+class Guarded:
+    """The signature rule's pair values, with the index's frequency guard simulated.
+
+    The stored pages of a group are its original corpus pages (as a crawl of those sites
+    would have stored them; the variant pages are not stored): a sentence's count is how many
+    of them hold it among their longest sentences, and a shared sentence counts for the rule
+    (``counted``) while fewer than :attr:`Rule.guard` stored pages hold it. A pair's value is
+    (page, stored page, the count of each sentence they share)."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, Counter] = {}
+
+    def prepare(self, sigs: dict, data: dict) -> None:
+        self.held = {g: Counter() for g, _ in GROUPS}
+        for r in data["originals"]:
+            if sigs[r] is not None:
+                self.held[data["docs"][r]["group"]].update(sigs[r].sentences)
+
+    def measure(self, stored, page, group: str):
+        held = self.held[group]
+        shared = set(page.sentences).intersection(stored.sentences)
+        return page, stored, tuple(held[h] for h in shared)
+
+
+def signature_rule(rule: Rule, k: int) -> Callable:
+    def decide(value) -> str | None:
+        page, stored, held = value
+        counted = sum(1 for n in held if n < rule.guard)
+        return rule.decide(page, stored, k, counted=counted)
+
+    return decide
 
 
 def methods_for(args) -> list[Method]:
@@ -460,13 +564,47 @@ def methods_for(args) -> list[Method]:
     def ours(fpr):
         return lambda t: None if t is None else fpr.fingerprint(t)
 
+    def distance(a, b, group):
+        return hamming(a, b)
+
     fpr = Fingerprinter(min_words=MIN_WORDS)
+    guarded = Guarded()
+    rules = [(f"**signature rule, k={k}**", signature_rule(DEFAULT_RULE, k))]
+    if args.ablation:
+        rules += [(f"{name}, k={k}", signature_rule(r, k)) for name, r in ablation_rules()]
+    rules += [(f"rule {spec}, k={k}", signature_rule(parse_rule(spec), k)) for spec in args.rule]
     out.append(
-        Method(f"**scrapy_simhash v{FINGERPRINT_VERSION}, k={k}**", ours(fpr), hamming, within)
+        Method(
+            f"signature v{FINGERPRINT_VERSION}",
+            lambda t: None if t is None else page_signature(t, fpr),
+            guarded.measure,
+            rules,
+            key=code_key("signature", package_code(), repr(fpr)),
+            prepare=guarded.prepare,
+            mean=lambda v: hamming(v[0].fingerprint, v[1].fingerprint),
+        )
+    )
+    out.append(
+        Method(
+            f"fingerprint alone (v{FINGERPRINT_VERSION}), k={k}",
+            ours(fpr),
+            distance,
+            within,
+            key=code_key("fingerprint", package_code(), repr(fpr)),
+        )
     )
     for v in args.variant:
         opts = {"min_words": MIN_WORDS, **json.loads(v)}
-        out.append(Method(f"variant {v}, k={k}", ours(Fingerprinter(**opts)), hamming, within))
+        f = Fingerprinter(**opts)
+        out.append(
+            Method(
+                f"variant {v}, k={k}",
+                ours(f),
+                distance,
+                within,
+                key=code_key("fingerprint", package_code(), repr(f)),
+            )
+        )
     if args.no_baselines:
         return out
     try:
@@ -480,8 +618,9 @@ def methods_for(args) -> list[Method]:
             Method(
                 f"simhash pkg (char 4-grams), k={k}",
                 lambda t: None if t is None else pkg_simhash(t),
-                hamming,
+                distance,
                 within,
+                key=code_key("simhash", pkg_simhash, version("simhash")),
             )
         )
     try:
@@ -493,9 +632,12 @@ def methods_for(args) -> list[Method]:
             Method(
                 "MinHash-128 (datasketch)",
                 lambda t: None if t is None else minhash(t),
-                lambda a, b: float((a == b).mean()),
+                lambda a, b, group: float((a == b).mean()),
                 [(f"MinHash-128, J >= {t}", lambda j, t=t: j >= t) for t in (0.5, 0.7, 0.8)],
                 higher_is_similar=True,
+                key=code_key(
+                    "minhash", minhash, minhash_words, version("datasketch"), version("jieba")
+                ),
             )
         )
     return out
@@ -504,23 +646,38 @@ def methods_for(args) -> list[Method]:
 # ---------------------------------------------------------------- scoring
 
 
-def measures(m: Method, data: dict) -> dict[tuple[str, str], list[float | None]]:
+def signatures(m: Method, data: dict) -> dict:
+    """The method's signature of every text, cached in ``bench/.data/`` under its key."""
+    docs = data["docs"]
+    path = CACHE / f"signs-{data['key']}-{m.key}.pkl" if m.key else None
+    if path is not None and path.exists():
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    sigs = {i: m.sign(d["text"]) for i, d in docs.items()}
+    if path is not None:
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as f:
+            pickle.dump(sigs, f, protocol=pickle.HIGHEST_PROTOCOL)
+    return sigs
+
+
+def measures(m: Method, data: dict) -> dict[tuple[str, str], list]:
     """The method's measure for every pair, by (group, kind); None where a side has none."""
     docs = data["docs"]
-    sigs = {i: m.sign(d["text"]) for i, d in docs.items()}
+    sigs = signatures(m, data)
+    if m.prepare is not None:
+        m.prepare(sigs, data)
     out: dict[tuple[str, str], list] = defaultdict(list)
     for kind, a, b in data["pairs"]:
-        sa, sb = sigs[a], sigs[b]
-        out[(docs[a]["group"], kind)].append(
-            None if sa is None or sb is None else m.measure(sa, sb)
-        )
+        sa, sb, g = sigs[a], sigs[b], docs[a]["group"]
+        out[(g, kind)].append(None if sa is None or sb is None else m.measure(sa, sb, g))
     known = {frozenset(k) for k in data["known"]}
     origs = [r for r in data["originals"] if sigs[r] is not None]
     for i, a in enumerate(origs):
         ga = docs[a]["group"]
         for b in origs[i + 1 :]:
             if docs[b]["group"] == ga and frozenset((a, b)) not in known:
-                out[(ga, "cross")].append(m.measure(sigs[a], sigs[b]))
+                out[(ga, "cross")].append(m.measure(sigs[a], sigs[b], ga))
     for g, _ in GROUPS:  # pairs with an unfingerprintable side still count in cross
         n = sum(1 for r in data["originals"] if docs[r]["group"] == g)
         n_sig = sum(1 for r in origs if docs[r]["group"] == g)
@@ -529,19 +686,26 @@ def measures(m: Method, data: dict) -> dict[tuple[str, str], list[float | None]]
     return out
 
 
-def score(name: str, rule: Callable, per: dict, higher: bool) -> dict:
+def score(name: str, rule: Callable, per: dict, mean: Callable) -> dict:
     res = {"name": name}
     for g, _ in GROUPS:
         cats = {}
         for c in POSITIVE + NEGATIVE:
             vals = per.get((g, c), [])
-            hits = sum(1 for v in vals if v is not None and rule(v))
-            real = [v for v in vals if v is not None]
+            by: Counter = Counter()
+            for v in vals:
+                if v is not None:
+                    decided = rule(v)
+                    if decided:
+                        by[decided if isinstance(decided, str) else "match"] += 1
+            hits = sum(by.values())
+            real = [mean(v) for v in vals if v is not None] if c != "cross" else []
             cats[c] = {
                 "n": len(vals),
                 "hit": hits,
                 "share": hits / len(vals) if vals else float("nan"),
-                "mean": sum(real) / len(real) if real and c != "cross" else None,
+                "mean": sum(real) / len(real) if real else None,
+                "by": dict(by),
             }
 
         def prf(neg, cats=cats):
@@ -554,6 +718,13 @@ def score(name: str, rule: Callable, per: dict, higher: bool) -> dict:
 
         p, r, f1, fp = prf(NEGATIVE)
         f1_wo = prf(tuple(c for c in NEGATIVE if c != "numbers"))[2]
+
+        def by(kinds, cats=cats) -> dict:
+            total: Counter = Counter()
+            for c in kinds:
+                total.update(cats[c]["by"])
+            return dict(total)
+
         res[g] = {
             "precision": p,
             "recall": r,
@@ -561,8 +732,18 @@ def score(name: str, rule: Callable, per: dict, higher: bool) -> dict:
             "f1_wo_numbers": f1_wo,
             "fp": fp,
             "cats": cats,
+            "by_caught": by(POSITIVE),
+            "by_merged": by(NEGATIVE),
         }
     return res
+
+
+SUMMARY = ("moved", "moved2", "edit1", "edit2", "prefix80", "related")
+SUMMARY_NEG = ("template", "numbers", "edit20", "prefix30", "cross")
+
+
+def pct(cat: dict) -> str:
+    return f"{100 * cat['share']:.1f}%" if cat["n"] else "-"
 
 
 def report(rows: list[dict], args) -> None:
@@ -592,15 +773,43 @@ def report(rows: list[dict], args) -> None:
                     if not s["n"]:
                         cells.append("-")
                         continue
-                    cell = f"{100 * s['share']:.1f}%"
+                    cell = pct(s)
                     if s["mean"] is not None:
                         cell += f" ({s['mean']:.2f})" if r.get("higher") else f" ({s['mean']:.1f})"
                     cells.append(cell)
                 print(f"| {r['name']} | " + " | ".join(cells) + " |")
+        two = [r for r in rows if r.get("two_rules")]
+        if two:
+            print(f"\ndecided by which rule, signature rows ({label}):\n")
+            print(
+                "| method | duplicates caught: hamming | sentences | moved by sentences "
+                "| false merges: hamming | sentences |"
+            )
+            print("|---|---|---|---|---|---|")
+            for r in two:
+                s = r[g]
+                caught, merged = s["by_caught"], s["by_merged"]
+                total = sum(caught.values()) or 1
+                moved = s["cats"]["moved"]
+                print(
+                    f"| {r['name']} | {100 * caught.get('hamming', 0) / total:.1f}% "
+                    f"| {100 * caught.get('sentences', 0) / total:.1f}% "
+                    f"| {100 * moved['by'].get('sentences', 0) / max(1, moved['hit']):.1f}% "
+                    f"| {merged.get('hamming', 0)} | {merged.get('sentences', 0)} |"
+                )
     print(
         "\ncells: share of pairs decided duplicates (mean Hamming distance, or mean estimated "
         "Jaccard for MinHash)"
     )
+    print("\n### Summary (English and others / Chinese)\n")
+    kinds = SUMMARY + SUMMARY_NEG
+    print("| method | F1 | " + " | ".join(kinds) + " | false merges |")
+    print("|---" * (len(kinds) + 3) + "|")
+    for r in rows:
+        cells = [" / ".join(f"{r[g]['f1']:.3f}" for g, _ in GROUPS)]
+        cells += [" / ".join(pct(r[g]["cats"][c]) for g, _ in GROUPS) for c in kinds]
+        cells.append(" / ".join(str(r[g]["fp"]) for g, _ in GROUPS))
+        print(f"| {r['name']} | " + " | ".join(cells) + " |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -613,11 +822,22 @@ def main(argv: list[str] | None = None) -> int:
         "--variant",
         action="append",
         default=[],
-        help="Fingerprinter keyword arguments as JSON, measured beside the default (repeatable)",
+        help="Fingerprinter keyword arguments as JSON, a fingerprint-alone row (repeatable)",
     )
-    ap.add_argument("--no-baselines", action="store_true", help="only our fingerprint(s)")
+    ap.add_argument(
+        "--rule",
+        action="append",
+        default=[],
+        help="Rule fields as JSON, replacing the default rule's, a signature row (repeatable)",
+    )
+    ap.add_argument(
+        "--ablation", action="store_true", help="the signature rule built up part by part"
+    )
+    ap.add_argument("--no-baselines", action="store_true", help="only our own methods")
     ap.add_argument("--json", help="write the results to this file")
     args = ap.parse_args(argv)
+    for spec in args.rule:
+        parse_rule(spec)  # a bad field fails before any work
     require_corpus()
     t0 = time.perf_counter()
     data = build(select(load_pages(), args.limit, args.seed), args.seed, args.fast)
@@ -626,15 +846,23 @@ def main(argv: list[str] | None = None) -> int:
     for m in methods_for(args):
         t1 = time.perf_counter()
         per = measures(m, data)
+        t2 = time.perf_counter()
         for rule_name, rule in m.rules:
-            row = score(rule_name or m.name, rule, per, m.higher)
+            row = score(rule_name or m.name, rule, per, m.mean)
             row["higher"] = m.higher
+            row["two_rules"] = m.prepare is not None
             rows.append(row)
-        print(f"scored {m.name} in {time.perf_counter() - t1:.1f} s", file=sys.stderr)
+        print(
+            f"scored {m.name} in {time.perf_counter() - t1:.1f} s "
+            f"({t2 - t1:.1f} s signing and measuring)",
+            file=sys.stderr,
+        )
+    rule = ", ".join(f"{f.name}={getattr(DEFAULT_RULE, f.name)}" for f in dataclasses.fields(Rule))
     print(
         f"# quality: seed {args.seed}, k={args.k}, fast={args.fast}, limit={args.limit or 'none'}, "
         f"fingerprint version {FINGERPRINT_VERSION}, trafilatura {version('trafilatura')}; "
-        f"{len(data['docs'])} pages, {len(data['pairs'])} pairs besides cross"
+        f"{len(data['docs'])} pages, {len(data['pairs'])} pairs besides cross; "
+        f"signature rule: Rule({rule})"
     )
     report(rows, args)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s", file=sys.stderr)
