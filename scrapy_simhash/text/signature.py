@@ -145,7 +145,7 @@ class Rule:
     #: Shared long sentences that make two pages one article.
     shared: int = 3
     #: The sentence rule's length guard: shorter words / longer words at least this.
-    length: float = 0.6
+    length: float = 0.5
     #: The Hamming rule's length guard.
     hamming_length: float = 0.5
     #: Both pages with this many long sentences and none shared: not the same text.
