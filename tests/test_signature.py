@@ -174,16 +174,18 @@ def test_rule_guards_and_vetoes():
     # the first 30% of a long article: same fingerprint, too short for the Hamming rule
     assert rule.decide(PageSignature(0, sentences[:3], 300, 0, 0), page, 3) is None
     # near fingerprints but none of 8 long sentences shared: a heavily edited page
-    edited = PageSignature(1, tuple(range(20, 28)), 1000, 0, 0)
+    edited = PageSignature(0b11, tuple(range(20, 28)), 1000, 0, 0)
     assert rule.decide(edited, page, 3) is None
     assert Rule(sentences_veto=99).decide(edited, page, 3) == "hamming"
+    # ... unless the fingerprints are 0 or 1 bit apart (a lightly edited copy)
+    assert rule.decide(PageSignature(1, edited.sentences, 1000, 0, 0), page, 3) == "hamming"
     # far fingerprints, three long sentences shared: the sentence rule
     moved = PageSignature((1 << 64) - 1, (1, 2, 3, 40, 41), 900, 0, 0)
     assert rule.decide(moved, page, 3) == "sentences"
     assert rule.decide(moved, page, 3, counted=2) is None  # the index's guard left one out
     assert rule.decide(PageSignature(moved.fingerprint, (1, 2, 40), 900, 0, 0), page, 3) is None
     assert (
-        rule.decide(PageSignature(moved.fingerprint, moved.sentences, 500, 0, 0), page, 3) is None
+        rule.decide(PageSignature(moved.fingerprint, moved.sentences, 400, 0, 0), page, 3) is None
     )
     # the same prose with other numbers (a product variant): vetoed
     numbered = PageSignature(0, sentences, 1000, 0, 10)

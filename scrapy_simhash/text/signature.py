@@ -24,9 +24,11 @@ product pages or match reports share their words and their prose, not their numb
 ``hamming``
     the fingerprints are within ``k`` bits, unless the shorter text has under
     :attr:`Rule.hamming_length` of the longer's words (a first page of a long article is not
-    the article), or both have :attr:`Rule.sentences_veto` or more long sentences and share
-    none of them (a 20%-edited page keeps almost none of its sentences whole; a copy keeps
-    most);
+    the article), or the fingerprints differ in :attr:`Rule.veto_distance` bits or more and
+    both pages have :attr:`Rule.sentences_veto` or more long sentences and share none of them
+    (a 20%-edited page keeps almost none of its sentences whole; a copy keeps most, but a
+    2%-edited copy can break each of its 8 longest, which its fingerprint outweighs at 0 or
+    1 bit);
 ``sentences``
     they share :attr:`Rule.shared` or more of their longest sentences, and the shorter has
     at least :attr:`Rule.length` of the longer's words. In an index, a
@@ -148,8 +150,10 @@ class Rule:
     length: float = 0.5
     #: The Hamming rule's length guard.
     hamming_length: float = 0.5
-    #: Both pages with this many long sentences and none shared: not the same text.
+    #: Both pages with this many long sentences and none shared: not the same text...
     sentences_veto: int = 6
+    #: ... when their fingerprints differ in this many bits or more.
+    veto_distance: int = 2
     #: The numbers veto applies when both pages have this many content numbers...
     numbers_min: int = 3
     #: ... and vetoes when their numbers sketches differ in more bits than this.
@@ -170,10 +174,12 @@ class Rule:
         if self.numbers_differ(page, stored):
             return None
         shared = len(set(page.sentences).intersection(stored.sentences))
-        if hamming(page.fingerprint, stored.fingerprint) <= max_distance and not (
+        distance = hamming(page.fingerprint, stored.fingerprint)
+        if distance <= max_distance and not (
             _shorter(page, stored) < self.hamming_length
             or (
                 shared == 0
+                and distance >= self.veto_distance
                 and min(len(page.sentences), len(stored.sentences)) >= self.sentences_veto
             )
         ):
