@@ -17,10 +17,6 @@ signal beside it, which layouts do not change and edits do:
 
 Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
 
-Neither applies when their numbers disagree: both have :attr:`Rule.numbers_min` content
-numbers or more and their sketches differ in more than :attr:`Rule.numbers_distance` bits (two
-product pages or match reports share their words and their prose, not their numbers).
-
 ``hamming``
     the fingerprints are within ``k`` bits, unless the shorter text has under
     :attr:`Rule.hamming_length` of the longer's words (a first page of a long article is not
@@ -30,10 +26,18 @@ product pages or match reports share their words and their prose, not their numb
     2%-edited copy can break each of its 8 longest, which its fingerprint outweighs at 0 or
     1 bit);
 ``sentences``
-    they share :attr:`Rule.shared` or more of their longest sentences, and the shorter has
+    they share :attr:`Rule.shared` or more of their longest sentences, and at least
+    :attr:`Rule.shared_share` of those of the page that has fewer (a few long sentences that
+    a site prints on every page do not make two of its articles one), and the shorter has
     at least :attr:`Rule.length` of the longer's words. In an index, a
     sentence held by :attr:`Rule.guard` or more stored pages does not count (a disclaimer, a
     byline, a newsletter box): that is learned across pages, and acts only in the decision.
+
+Neither applies when their numbers disagree: both have :attr:`Rule.numbers_min` content
+numbers or more and their sketches differ in more than :attr:`Rule.numbers_distance` bits (two
+product pages or match reports share their words and their prose, not their numbers; dates,
+times and counters are not content numbers). The rule's parameters were chosen on
+``bench/quality.py`` (``docs/quality.md``).
 
 A signature depends on the text alone, and is a storage format (:meth:`PageSignature.pack`):
 any change to what this module computes bumps :data:`.fingerprint.FINGERPRINT_VERSION`.
@@ -42,6 +46,7 @@ any change to what this module computes bumps :data:`.fingerprint.FINGERPRINT_VE
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import struct
 import unicodedata
@@ -144,8 +149,10 @@ class Rule:
     """The decision between a page and a stored page (see the module's docstring). The
     defaults were chosen on ``bench/quality.py`` (``docs/quality.md``)."""
 
-    #: Shared long sentences that make two pages one article.
+    #: Shared long sentences that make two pages one article...
     shared: int = 3
+    #: ... and at least this share of the long sentences of the page that has fewer.
+    shared_share: float = 0.5
     #: The sentence rule's length guard: shorter words / longer words at least this.
     length: float = 0.5
     #: The Hamming rule's length guard.
@@ -184,7 +191,9 @@ class Rule:
             )
         ):
             return "hamming"
-        if (shared if counted is None else counted) >= self.shared and (
+        fewer = min(len(page.sentences), len(stored.sentences))
+        needed = max(self.shared, math.ceil(self.shared_share * fewer))
+        if (shared if counted is None else counted) >= needed and (
             _shorter(page, stored) >= self.length
         ):
             return "sentences"
