@@ -824,8 +824,8 @@ def _stored_digest(path) -> str:
 @pytest.mark.parametrize(
     ("expected_size", "golden"),
     [
-        (1000, "d4b38f7e6f1b4a6081cbf577c6be9d5300e8173f7c67844a6881ca5bc6b914cc"),
-        (10**7, "75cf6c319772bdb134bcc078c78f9b321bc129a5bf038d9ba9ce09d1b7ed7a6d"),
+        (1000, "72f7c99ee9c5e133886ea8bc91406c2a0d285ee40b8615b17d339dbc24535901"),
+        (10**7, "4da2578d90a3d7bb953b427674e5f52b9b35a61f7f937f9a989406e1dd9912cc"),
     ],
     ids=["4 tables", "10 tables and 4 recent ones"],
 )

@@ -9,8 +9,17 @@ from collections import Counter
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
 
-from scrapy_simhash import PageSignature, SimhashIndex, extract_text, hamming, page_signature
+from scrapy_simhash import (
+    Fingerprinter,
+    IndexMismatchError,
+    PageSignature,
+    SimhashIndex,
+    extract_text,
+    hamming,
+    page_signature,
+)
 from scrapy_simhash.text.signature import (
     DEFAULT_RULE,
     RULES,
@@ -21,6 +30,7 @@ from scrapy_simhash.text.signature import (
 )
 
 from .test_fingerprint import TEXTS
+from .test_scrapy_crawl import SiteSpider
 
 # A signature is a storage format: these values change only with FINGERPRINT_VERSION (4).
 GOLDEN = {
@@ -222,32 +232,71 @@ def test_a_first_part_and_an_edited_copy_are_not_near_duplicates():
     assert not whole.is_near_duplicate(edited)
 
 
-def test_product_pages_that_differ_in_their_numbers_are_told_apart():
-    def product(model: str, price: str, specs: list[str]) -> PageSignature:
-        rows = "".join(f"<tr><td>{name}</td><td>{v}</td></tr>" for name, v in specs)
-        return _signature(
-            _plain_layout(
-                "Trail running shoe",
-                [
-                    *PARAGRAPHS[5:8],
-                    f"Model {model} costs {price} in every colour this season.",
-                ],
-            ).replace("</article>", f"<table>{rows}</table></article>")
-        )
+SPECS = ["Weight", "Drop", "Stack height", "Lug depth", "Width"]
+SMALL = ("TR-410", "129.90", ["245 g", "6 mm", "28 mm", "4.5 mm", "98 mm"])
+LARGE = ("TR-520", "159.90", ["312 g", "8 mm", "33 mm", "5.5 mm", "104 mm"])
 
-    names = ["Weight", "Drop", "Stack height", "Lug depth", "Width"]
-    small = product(
-        "TR-410",
-        "129.90",
-        list(zip(names, ["245 g", "6 mm", "28 mm", "4.5 mm", "98 mm"], strict=True)),
+
+def _product_page(model: str, price: str, values: list[str]) -> str:
+    """A shop's product page: the same words for every model, other numbers."""
+    rows = "".join(
+        f"<tr><td>{name}</td><td>{v}</td></tr>" for name, v in zip(SPECS, values, strict=True)
     )
-    large = product(
-        "TR-520",
-        "159.90",
-        list(zip(names, ["312 g", "8 mm", "33 mm", "5.5 mm", "104 mm"], strict=True)),
-    )
+    paragraphs = [*PARAGRAPHS[5:8], f"Model {model} costs {price} in every colour this season."]
+    page = _plain_layout("Trail running shoe", paragraphs)
+    return page.replace("</article>", f"<table>{rows}</table></article>")
+
+
+def test_product_pages_that_differ_in_their_numbers_are_told_apart():
+    small = _signature(_product_page(*SMALL))
+    large = _signature(_product_page(*LARGE))
     assert small.number_count >= 3 and large.number_count >= 3
     assert not small.is_near_duplicate(large)
+    # Without number features (SIMHASH_NUMBERS = False), version 2's behaviour: one page.
+    words_only = Fingerprinter(numbers=False)
+    texts = [extract_text(_product_page(*p)) for p in (SMALL, LARGE)]
+    a, b = (page_signature(t, words_only) for t in texts)
+    assert a.number_count == b.number_count == 0 and a.is_near_duplicate(b)
+
+
+def test_an_index_keeps_whether_numbers_are_features(tmp_path):
+    with SimhashIndex(tmp_path / "ix", numbers=False) as index:
+        assert index.numbers is False
+    with pytest.raises(IndexMismatchError, match="numbers=False, not True"):
+        SimhashIndex(tmp_path / "ix", numbers=True)
+    with SimhashIndex(tmp_path / "ix") as index:  # None: as stored
+        assert index.numbers is False
+    with SimhashIndex(tmp_path / "new") as index:
+        assert index.numbers is True
+
+
+@deferred_f_from_coro_f
+async def test_simhash_numbers_decides_whether_product_variants_are_kept(site, routes, tmp_path):
+    from .test_scrapy_crawl import MIDDLEWARE, crawl, paths
+
+    pages = {"/shop/tr-410.html": SMALL, "/shop/tr-520.html": LARGE}
+    for path, product in pages.items():
+        routes[path] = (200, "text/html; charset=utf-8", _product_page(*product).encode())
+    links = "".join(f"<li><a href='{p}'>{p}</a></li>" for p in pages)
+    routes["/shop/index.html"] = (
+        200,
+        "text/html; charset=utf-8",
+        f"<html><body><ul>{links}</ul></body></html>".encode(),
+    )
+    start = "/shop/index.html"
+    told_apart = await crawl(MIDDLEWARE, tmp_path / "numbers", site, start=start)
+    assert paths(site, told_apart.kept) == list(pages)
+    settings = {**MIDDLEWARE, "SIMHASH_NUMBERS": False}
+    merged = await crawl(settings, tmp_path / "words", site, start=start)
+    assert paths(site, merged.kept) == ["/shop/tr-410.html"]
+    assert merged.simhash["simhash/duplicate"] == 1
+    # The index keeps the setting it was built with: another one stops the crawl at start.
+    crawler = get_crawler(
+        SiteSpider,
+        {**MIDDLEWARE, "SIMHASH_DIR": str(tmp_path / "words" / "simhash"), "SIMHASH_WORKERS": 0},
+    )
+    with pytest.raises(ValueError, match=r"numbers=False, not True.*SIMHASH_NUMBERS"):
+        await crawler.crawl_async(start_url=site.url(start))
 
 
 def test_the_index_applies_the_rule_and_its_frequency_guard(tmp_path):

@@ -219,7 +219,8 @@ def _query_signature(args: argparse.Namespace, index: SimhashIndex) -> int | Pag
         return found.fingerprint
     if args.html is not None or args.text is not None:
         path = args.html if args.html is not None else args.text
-        signature, _, reason = _sign_file(path, html=args.html is not None)
+        numbers = getattr(index, "numbers", True)  # as the index's pages were signed
+        signature, _, reason = _sign_file(path, html=args.html is not None, numbers=numbers)
         if signature is None:
             raise CliError(f"{path}: {reason}, no fingerprint")
         return signature
@@ -354,8 +355,11 @@ def _fingerprint_file(path: str, html: bool) -> tuple[int | None, int, str | Non
     return (None if signature is None else signature.fingerprint), words, reason
 
 
-def _sign_file(path: str, html: bool) -> tuple[PageSignature | None, int, str | None]:
-    """(page signature or None, content words, why there is none)."""
+def _sign_file(
+    path: str, html: bool, numbers: bool = True
+) -> tuple[PageSignature | None, int, str | None]:
+    """(page signature or None, content words, why there is none), numbers features unless
+    ``numbers`` is False."""
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
@@ -365,7 +369,7 @@ def _sign_file(path: str, html: bool) -> tuple[PageSignature | None, int, str | 
     text = extract_text(data) if html else data.decode("utf-8", errors="replace")
     if text is None:
         return None, 0, "no main text"
-    fingerprinter = Fingerprinter()
+    fingerprinter = Fingerprinter(numbers=numbers)
     words = len(fingerprinter.content_words(text))
     signature = page_signature(text, fingerprinter)
     if signature is None:

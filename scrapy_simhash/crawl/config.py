@@ -138,6 +138,7 @@ class SimhashConfig:
     commit_interval: float = 1.0
     fsync: bool = True
     fast: bool = False
+    numbers: bool = True
     on_index_error: str = "stop"
     drop_records: bool = True
     drop_records_max: int = 100_000
@@ -181,6 +182,7 @@ class SimhashConfig:
             ),
             fsync=_bool(settings, "SIMHASH_FSYNC", d.fsync),
             fast=_bool(settings, "SIMHASH_FAST", d.fast),
+            numbers=_bool(settings, "SIMHASH_NUMBERS", d.numbers),
             on_index_error=_choice(
                 settings, "SIMHASH_ON_INDEX_ERROR", d.on_index_error, ON_INDEX_ERROR
             ),

@@ -24,6 +24,7 @@ class PageOptions:
 
     min_words: int = 20
     fast: bool = False
+    numbers: bool = True
 
 
 class PageWork:
@@ -31,7 +32,7 @@ class PageWork:
 
     def __init__(self, options: PageOptions) -> None:
         self.options = options
-        self.fingerprinter = Fingerprinter(min_words=options.min_words)
+        self.fingerprinter = Fingerprinter(min_words=options.min_words, numbers=options.numbers)
 
     def html(self, html: str | bytes, url: str | None, encoding: str | None = None) -> Result:
         """Signature of the main text of a page, or why there is none (bodies too large are

@@ -122,7 +122,7 @@ class DedupService:
         self.crawler = crawler
         self.config = config
         self.stats = crawler.stats
-        options = PageOptions(config.min_text_length, config.fast)
+        options = PageOptions(config.min_text_length, config.fast, config.numbers)
         #: The work on a page done in this process (no workers, or none could start).
         self.work = PageWork(options)
         #: Stored with every entry this crawl writes, to tell them from earlier crawls' entries.
@@ -184,11 +184,12 @@ class DedupService:
                 reset=config.reset,
                 sync=config.fsync,
                 drop_records=config.drop_records_max if config.drop_records else 0,
+                numbers=config.numbers,
             )
         except IndexMismatchError as exc:
             raise ValueError(
-                f"{exc}. Set SIMHASH_MAX_DISTANCE to the index's value, or SIMHASH_RESET=True "
-                f"(or another SIMHASH_DIR) to start a new index"
+                f"{exc}. Set SIMHASH_MAX_DISTANCE (and SIMHASH_NUMBERS) to the index's value, or "
+                f"SIMHASH_RESET=True (or another SIMHASH_DIR) to start a new index"
             ) from None
         except STORAGE_ERRORS as exc:
             raise ValueError(

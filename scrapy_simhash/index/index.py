@@ -91,6 +91,10 @@ class SimhashIndex(IndexFace):
     :meth:`check_and_insert` finds to be near duplicates, with the record they came with and
     the stored key they duplicate (see :mod:`.drops`); 0, the default, records none. The
     records already held are read and removed whatever ``N`` is.
+
+    ``numbers`` says whether the pages' fingerprints and signatures were computed with numbers
+    as features (``Fingerprinter(numbers=...)``, ``SIMHASH_NUMBERS``): stored when the index is
+    created (True unless False is given), and checked like ``max_distance`` when given.
     """
 
     def __init__(
@@ -106,6 +110,7 @@ class SimhashIndex(IndexFace):
         layout: Layout | None = None,
         sync: bool = True,
         drop_records: int = 0,
+        numbers: bool | None = None,
     ) -> None:
         self.path = os.fspath(path)
         self.readonly = bool(readonly)
@@ -130,7 +135,7 @@ class SimhashIndex(IndexFace):
         self._tx = Transactions(storage, self._put_pending)
         self._closed = False
         try:
-            params = self._open_params(max_distance, expected_size, layout, reset)
+            params = self._open_params(max_distance, expected_size, layout, reset, numbers)
         except BaseException:
             self.close()
             raise
@@ -138,6 +143,8 @@ class SimhashIndex(IndexFace):
         self.recent_layout = params.recent_layout
         self._codec = params.codec
         self.max_distance = self.layout.max_distance
+        #: Whether numbers are features of the fingerprints the index holds (``numbers``).
+        self.numbers = params.numbers
         try:
             self._open_spaces()
             with self._tx.storage.read() as txn:
@@ -149,7 +156,12 @@ class SimhashIndex(IndexFace):
     # -- opening -------------------------------------------------------------------------
 
     def _open_params(
-        self, max_distance: int | None, expected_size: int, layout: Layout | None, reset: bool
+        self,
+        max_distance: int | None,
+        expected_size: int,
+        layout: Layout | None,
+        reset: bool,
+        numbers: bool | None,
     ) -> Params:
         storage = self._tx.storage
         try:
@@ -174,10 +186,10 @@ class SimhashIndex(IndexFace):
             logger.info("reset index %s", self.path)
             stored = {}
         if stored:
-            return read_params(self.path, stored, max_distance, layout)
+            return read_params(self.path, stored, max_distance, layout, numbers)
         if not self._create:
             raise ValueError(f"{self.path!r} holds no index")
-        params = new_params(max_distance, expected_size, layout)
+        params = new_params(max_distance, expected_size, layout, numbers is not False)
         with storage.write() as txn:
             write_params(txn, meta, params)
         logger.debug(

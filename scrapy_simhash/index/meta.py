@@ -1,7 +1,8 @@
 """An index's parameters: chosen at creation, stored in ``meta``, checked at every open.
 
-``meta`` holds the format version, the fingerprint version, k, the layout of the main tables,
-their bucket key width and the recent tables' layout (empty when there are none). An index
+``meta`` holds the format version, the fingerprint version, whether numbers are features of
+the fingerprints (``numbers``: ``1`` or ``0``), k, the layout of the main tables, their bucket
+key width and the recent tables' layout (empty when there are none). An index
 written with other values than the ones asked for or understood by this code is refused with
 :class:`IndexMismatchError`, naming both.
 """
@@ -41,13 +42,16 @@ class Params:
     layout: Layout
     codec: Buckets  # the main tables' bucket encoding
     recent_layout: Layout | None
+    numbers: bool = True  # numbers are features of the fingerprints it holds
 
     @property
     def max_distance(self) -> int:
         return self.layout.max_distance
 
 
-def new_params(max_distance: int | None, expected_size: int, layout: Layout | None) -> Params:
+def new_params(
+    max_distance: int | None, expected_size: int, layout: Layout | None, numbers: bool = True
+) -> Params:
     """The parameters of a new index: k (default 3), the layout chosen for ``expected_size``
     unless given, the bucket key width, and recent tables where the layout has more tables
     than a small index needs."""
@@ -56,7 +60,8 @@ def new_params(max_distance: int | None, expected_size: int, layout: Layout | No
         layout = choose_layout(k, expected_size)
     key_bytes = choose_key_bytes(expected_size, min(layout.prefix_bits))
     recent = choose_layout(k, RECENT_SIZE)
-    return Params(layout, Buckets(key_bytes), recent if recent.tables < layout.tables else None)
+    recent_layout = recent if recent.tables < layout.tables else None
+    return Params(layout, Buckets(key_bytes), recent_layout, numbers)
 
 
 def write_params(txn: Txn, meta: Space, params: Params) -> None:
@@ -64,6 +69,7 @@ def write_params(txn: Txn, meta: Space, params: Params) -> None:
     recent_json = "" if params.recent_layout is None else params.recent_layout.to_json()
     txn.put(meta, b"format_version", str(FORMAT_VERSION).encode())
     txn.put(meta, b"fingerprint_version", str(FINGERPRINT_VERSION).encode())
+    txn.put(meta, b"numbers", b"1" if params.numbers else b"0")
     txn.put(meta, b"max_distance", str(params.max_distance).encode())
     txn.put(meta, b"layout", params.layout.to_json().encode())
     txn.put(meta, b"key_bytes", str(params.codec.key_bytes).encode())
@@ -74,10 +80,14 @@ def write_params(txn: Txn, meta: Space, params: Params) -> None:
 
 
 def read_params(
-    path: str, stored: dict[bytes, bytes], max_distance: int | None, layout: Layout | None
+    path: str,
+    stored: dict[bytes, bytes],
+    max_distance: int | None,
+    layout: Layout | None,
+    numbers: bool | None = None,
 ) -> Params:
     """The parameters in ``stored`` (``meta``'s items), checked against this code's versions
-    and the k and layout asked for (None: any)."""
+    and the k, layout and number features asked for (None: any)."""
 
     def differ(what: str, on_disk: object, wanted: object) -> IndexMismatchError:
         return IndexMismatchError(f"index {path!r} was built with {what}={on_disk}, not {wanted}")
@@ -90,6 +100,9 @@ def read_params(
         raise differ(
             "fingerprint_version", fpv, f"{FINGERPRINT_VERSION} (this code's fingerprints)"
         )
+    with_numbers = stored.get(b"numbers", b"1") == b"1"
+    if numbers is not None and numbers != with_numbers:
+        raise differ("numbers", with_numbers, numbers)
     k = int(stored[b"max_distance"])
     if max_distance is not None and max_distance != k:
         raise differ("max_distance", k, max_distance)
@@ -105,7 +118,7 @@ def read_params(
         recent = Layout.from_json(recent_json) if recent_json else None
     except (KeyError, ValueError) as exc:
         raise IndexMismatchError(f"index {path!r}: bad bucket meta ({exc})") from None
-    return Params(on_disk, codec, recent)
+    return Params(on_disk, codec, recent, with_numbers)
 
 
 def check_distance(value: Any, name: str, limit: int = MAX_SUPPORTED_DISTANCE) -> int:
