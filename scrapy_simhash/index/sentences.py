@@ -67,7 +67,10 @@ class Sentences:
         counting only the sentences fewer than ``guard`` documents hold."""
         tally: Counter[bytes] = Counter()
         for sentence in sentences:
-            holders = list(itertools.islice(txn.values(self.sents, sentence_key(sentence)), guard))
+            key = sentence_key(sentence)
+            if txn.get(key, db=self.sents) is None:  # most of a new page's: no cursor
+                continue
+            holders = list(itertools.islice(txn.values(self.sents, key), guard))
             if len(holders) < guard:
                 tally.update(bytes(d) for d in holders if d != exclude)
         return tally
