@@ -125,6 +125,7 @@ def test_info_table(capsys, index_path):
     assert lines["layout"].strip().startswith("4x16: 4 tables for k=3")
     assert lines["prefix bits"].strip() == "16"
     assert lines["fingerprint version"].strip() == str(FINGERPRINT_VERSION)
+    assert lines["numbers"].strip() == "features"
     assert lines["format version"].strip() == str(FORMAT_VERSION)
     assert "measured on 8 entries" in lines["candidates/probe"]
     assert lines["oldest"].strip().endswith("https://example.com/a")
@@ -161,9 +162,10 @@ def test_info_json(capsys, index_path):
     assert (info["entries"], info["fingerprints"], info["k"], info["tables"]) == (8, 8, 3, 4)
     assert info["prefix_bits"] == [16, 16, 16, 16]
     assert (info["recent_tables"], info["recent_fingerprints"], info["merging"]) == (0, 0, 0)
-    assert (info["format_version"], info["fingerprint_version"]) == (
+    assert (info["format_version"], info["fingerprint_version"], info["numbers"]) == (
         FORMAT_VERSION,
         FINGERPRINT_VERSION,
+        True,
     )
     assert 0 < info["map_used"] <= info["bytes_on_disk"] + info["map_size"]
     assert 0 < info["map_used_fraction"] < 1

@@ -259,13 +259,18 @@ def test_product_pages_that_differ_in_their_numbers_are_told_apart():
     assert a.number_count == b.number_count == 0 and a.is_near_duplicate(b)
 
 
-def test_an_index_keeps_whether_numbers_are_features(tmp_path):
+def test_an_index_keeps_whether_numbers_are_features(tmp_path, capsys):
     with SimhashIndex(tmp_path / "ix", numbers=False) as index:
         assert index.numbers is False
     with pytest.raises(IndexMismatchError, match="numbers=False, not True"):
         SimhashIndex(tmp_path / "ix", numbers=True)
     with SimhashIndex(tmp_path / "ix") as index:  # None: as stored
         assert index.numbers is False
+    from scrapy_simhash.cli.main import main
+
+    assert main(["info", str(tmp_path / "ix")]) == 0  # says so
+    assert "numbers:             left out (SIMHASH_NUMBERS)" in capsys.readouterr().out
+
     with SimhashIndex(tmp_path / "new") as index:
         assert index.numbers is True
 

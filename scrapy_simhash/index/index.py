@@ -656,6 +656,7 @@ class SimhashIndex(IndexFace):
             "drops": drops,
             "max_distance": self.max_distance,
             "fingerprint_version": FINGERPRINT_VERSION,
+            "numbers": self.numbers,
             "format_version": FORMAT_VERSION,
             **storage.usage(),
             "candidates_per_probe": (self._candidates / self._queries) if self._queries else None,
