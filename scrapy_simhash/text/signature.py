@@ -87,12 +87,17 @@ def longest_sentences(prose: str, n: int = SENTENCES) -> tuple[int, ...]:
     """Hashes of the ``n`` longest distinct sentences of ``prose`` (longest first, ties by
     hash): each read as its letters, NFKC and case-folded, digits and punctuation left out,
     and kept when it has at least :data:`SENTENCE_MIN` of them."""
-    lengths: dict[int, int] = {}
+    found = set()
     for sentence in _SENTENCE_END.split(unicodedata.normalize("NFKC", prose)):
-        letters = _NOT_LETTER.sub("", sentence.casefold())
-        if len(letters) >= SENTENCE_MIN:
-            lengths[sentence_hash(letters)] = len(letters)
-    return tuple(sorted(lengths, key=lambda h: (-lengths[h], h))[:n])
+        if len(sentence) >= SENTENCE_MIN:  # else it has fewer letters than that
+            letters = _NOT_LETTER.sub("", sentence.casefold())
+            if len(letters) >= SENTENCE_MIN:
+                found.add(letters)
+    if len(found) > n:  # only the n longest and those as long as the last are hashed
+        shortest = sorted(map(len, found), reverse=True)[n - 1]
+        found = {s for s in found if len(s) >= shortest}
+    hashed = sorted((-len(s), sentence_hash(s)) for s in found)
+    return tuple(h for _, h in hashed[:n])
 
 
 def numbers_sketch(numbers: list[str]) -> int:
@@ -224,10 +229,11 @@ def page_signature(
     (under ``fingerprinter.min_words`` content words)."""
     prose = fingerprinter.prose(text)
     tokens = fingerprinter.prose_words(prose)
-    words = fingerprinter.word_count(tokens)
+    numbers = [t for t in tokens if t[:1].isdecimal()]
+    numbers = [t for t in numbers if is_number(t)] if numbers else numbers
+    words = len(tokens) - len(numbers)  # as Fingerprinter.word_count
     if words < fingerprinter.min_words:
         return None
-    numbers = [t for t in tokens if t[:1].isdecimal() and is_number(t)]
     return PageSignature(
         fingerprint=fingerprinter.sketch_of(*fingerprinter.features(tokens)) & _MASK,
         sentences=longest_sentences(prose),
