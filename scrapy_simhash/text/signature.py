@@ -109,7 +109,7 @@ def numbers_sketch(numbers: list[str]) -> int:
     return _minhash_from(feature_hashes(distinct), np.ones(len(distinct), dtype=np.float64))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PageSignature:
     """What the index keeps of a page to decide on it: the 64-bit ``fingerprint``, the hashes
     of its longest ``sentences``, its count of content ``words``, and the sketch and count of
