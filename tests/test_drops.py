@@ -274,6 +274,26 @@ def test_explain_answers_for_a_dropped_url(capsys, crawled):
     )
 
 
+def test_explain_of_a_copy_whose_kept_page_is_gone_says_so(capsys, tmp_path):
+    """``remove`` takes a page's drop records with it, so only damage (or an index written by
+    hand) leaves a record pointing nowhere; ``explain`` says so instead of failing."""
+    path = str(tmp_path / "ix")
+    with SimhashIndex(path, drop_records=10) as ix:
+        ix.insert(A, "https://a.example/story")
+        assert ix.check_and_insert(flip(A, 1), "https://c.example/copy") is not None
+    env = lmdb.open(path, max_dbs=80)
+    try:
+        with env.begin(write=True) as txn:  # the kept page's document, and nothing else
+            txn.delete(doc_id("https://a.example/story"), db=env.open_db(b"docs", txn=txn))
+    finally:
+        env.close()
+    code, out, _ = cli(capsys, "explain", path, "https://c.example/copy")
+    lines = dict(line.split(": ", 1) for line in out.splitlines())
+    assert code == 0
+    what = lines["dropped"].split(": ", 1)[1]
+    assert what == "duplicate of a page no longer stored at distance 1"
+
+
 def test_explain_of_a_kept_url_lists_its_dropped_copies(capsys, crawled):
     code, out, _ = cli(capsys, "explain", crawled, "https://a.example/story", "--json")
     obj = json.loads(out)

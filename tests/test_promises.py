@@ -300,3 +300,34 @@ async def test_near_duplicate_names_the_kept_page_and_the_distance(site, tmp_pat
         original, distance = COPIES[item["url"].removeprefix(site.url(""))]
         assert (exc.duplicate_of, exc.distance) == (site.url(original), distance)
         assert str(exc) == f"Near-duplicate of {site.url(original)} (distance {distance})"
+
+
+@deferred_f_from_coro_f
+async def test_a_charset_given_only_by_the_http_header_is_the_one_extracted(site, routes, tmp_path):
+    """README: "bytes are decoded by the given encoding, else the page's declared charset":
+    the middleware passes the charset of the Content-Type header to extraction. Bytes that
+    are valid UTF-8, declared windows-1252 by the header alone (no meta charset), are read as
+    windows-1252, as the server says, not as what detection would guess."""
+    from scrapy_simhash import page_signature
+
+    paragraph = (
+        "Les élèves du lycée Molière ont présenté à la mairie un projet de jardin partagé "
+        "où chaque classe cultivera des légumes, des fleurs et des herbes aromatiques "
+        "pendant toute l'année scolaire, avec l'aide des bénévoles du quartier."
+    )
+    html = f"<html><body><article><p>{paragraph}</p><p>{paragraph}</p></article></body></html>"
+    body = html.encode("utf-8")
+    routes["/charset/page.html"] = (200, "text/html; charset=windows-1252", body)
+    routes["/charset/index.html"] = (
+        200,
+        "text/html",
+        b"<html><body><ul><li><a href='/charset/page.html'>p</a></li></ul></body></html>",
+    )
+    result = await crawl(
+        MIDDLEWARE, tmp_path, site, start="/charset/index.html", fields=("url", "simhash")
+    )
+    [item] = result.kept
+    declared = page_signature(extract_text(body, encoding="windows-1252"))
+    detected = page_signature(extract_text(body))
+    assert declared.fingerprint != detected.fingerprint  # the test can tell them apart
+    assert item["simhash"]["fingerprint"] == declared.fingerprint
