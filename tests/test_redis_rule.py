@@ -8,11 +8,13 @@ import random
 import tempfile
 import uuid
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.index.documents import Match
+from scrapy_simhash.index.records import DamagedIndexError, doc_id, sealed
 from scrapy_simhash.index.redis_index import RULE_FIELDS, RedisIndex
 from scrapy_simhash.text.signature import DEFAULT_RULE, SENTENCES, PageSignature
 
@@ -135,3 +137,100 @@ def test_the_script_decides_as_the_lmdb_index_on_the_cluster(redis_cluster, seed
 
 def test_the_rule_parameters_come_from_python():
     assert set(RULE_FIELDS) == set(DEFAULT_RULE.__dataclass_fields__)
+
+
+@pytest.fixture
+def key(redis_server):
+    """A new index key, its keys deleted after the test."""
+    name = f"t:{uuid.uuid4().hex}"
+    yield name
+    with redis_server.client() as client:
+        doomed = list(client.scan_iter(match=f"{{{name}}}*"))
+        if doomed:
+            client.delete(*doomed)
+
+
+def _page(fingerprint: int, sentences: tuple[int, ...], words: int = 500) -> PageSignature:
+    return PageSignature(fingerprint, sentences, words)
+
+
+def test_signatures_and_postings_follow_the_documents(redis_server, key):
+    tag = f"{{{key}}}"
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        a = _page(0, (1, 2, 3, 4))
+        ix.insert(a, "a")
+        ix.insert(_page(1 << 40, (3, 4, 5)), "b")
+        assert ix.signature("a") == a and ix.signatures(["b", "c"])[1] is None
+        assert client.hlen(f"{tag}:sigs") == 2
+        assert client.hget(f"{tag}:sents", (3).to_bytes(8, "big")) == b"".join(
+            doc_id(k) for k in ("a", "b")
+        )
+        # the same bytes as an LMDB index's sigs values
+        assert client.hget(f"{tag}:sigs", doc_id("a")) == sealed(a.pack(), doc_id("a"))
+        ix.insert(_page(0, (1, 9)), "a")  # replaced: its old sentences are unlisted
+        assert client.hget(f"{tag}:sents", (2).to_bytes(8, "big")) is None
+        assert client.hget(f"{tag}:sents", (3).to_bytes(8, "big")) == doc_id("b")
+        ix.insert(7, "a")  # a bare fingerprint: no signature any more
+        assert ix.signature("a") is None
+        assert client.hget(f"{tag}:sents", (1).to_bytes(8, "big")) is None
+        assert ix.remove("b")
+        assert client.exists(f"{tag}:sigs", f"{tag}:sents") == 0
+        assert ix.verify() == []
+
+
+def test_the_frequency_guard_on_redis(redis_server, key):
+    """As tests/test_signature.py's guard example on LMDB."""
+    shared = (1, 2, 3)
+    far = [0, (1 << 64) - 1, 0x5555_5555_5555_5555, 0xAAAA_AAAA_0000_0000, 0x0F0F_0F0F_0F0F_0F0F]
+    page = _page(far[4], (*shared, 999))
+    with RedisIndex(redis_server.url, key) as ix:
+        for i in range(DEFAULT_RULE.guard):
+            own = tuple(100 * (i + 1) + j for j in range(5))
+            ix.insert(_page(far[i], shared + own), f"p{i}")
+            assert (ix.decide(page) is not None) == (i + 1 < DEFAULT_RULE.guard)
+        assert ix.decide(page) is None
+        ix.remove("p1")  # held by two pages again
+        match = ix.decide(page)
+        assert (match.key, match.rule) == ("p0", "sentences")
+        assert ix.decide(page, "p0").key == "p2"  # another key than the page's own
+        assert ix.check_and_insert(page, "page").key == "p0" and "page" not in ix
+
+
+def test_copies_carry_the_signatures(redis_server, key, tmp_path):
+    pages = _Pages(5)
+    items = [(pages.signature(), f"k{i}", {"n": i}) for i in range(300)]
+    items += [(i << 20, f"bare{i}", {}) for i in range(20)]
+    with RedisIndex(redis_server.url, key) as ix:
+        ix.insert_many(items)
+        assert ix.compact(str(tmp_path / "copy")) == len(items)
+        with SimhashIndex(tmp_path / "copy") as copy:
+            assert copy.verify() == []
+            for signature, k, _ in items:
+                expected = signature if isinstance(signature, PageSignature) else None
+                assert copy.signature(k) == expected == ix.signature(k)
+            with RedisIndex(redis_server.url, key + ":back") as back:
+                try:
+                    assert back.load(copy) == len(items)
+                    assert back.verify() == []
+                    assert back.signatures([k for _, k, _ in items]) == ix.signatures(
+                        [k for _, k, _ in items]
+                    )
+                finally:
+                    back.drop()
+
+
+def test_verify_finds_damaged_signatures_and_postings(redis_server, key):
+    tag = f"{{{key}}}"
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        ix.insert(_page(0, (1, 2, 3)), "a")
+        ix.insert(_page(1 << 40, (3, 4)), "b")
+        assert ix.verify() == []
+        client.hset(f"{tag}:sents", (9).to_bytes(8, "big"), doc_id("a"))
+        client.hdel(f"{tag}:sents", (4).to_bytes(8, "big"))
+        data = client.hget(f"{tag}:sigs", doc_id("b"))
+        client.hset(f"{tag}:sigs", doc_id("b"), bytes([data[0] ^ 1]) + data[1:])
+        problems = ix.verify()
+        assert any("whose signature lacks it" in p for p in problems)
+        assert any("page signature fails its checksum" in p for p in problems)
+        with pytest.raises(DamagedIndexError):
+            ix.signature("b")
