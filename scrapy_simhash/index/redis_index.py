@@ -11,6 +11,12 @@ index lives in one cluster slot and every script may touch all of its keys:
 * ``{KEY}:docs``: document id (16 bytes, :func:`.records.doc_id`) -> document record (the
   LMDB index's bytes: fingerprint, first seen, key, JSON record);
 * ``{KEY}:fps``: fingerprint (8 bytes) -> the ids of its documents, concatenated;
+* ``{KEY}:sigs``: document id -> the page signature it was stored with
+  (:meth:`.PageSignature.pack` and a CRC-32 seeded with the id: the LMDB index's ``sigs``
+  values, byte for byte); a document stored with a bare fingerprint has none;
+* ``{KEY}:sents``: sentence hash (8 bytes, big-endian) -> the ids of the documents whose
+  signature holds it, concatenated (a sentence that many pages print is one field whose value
+  grows by 16 bytes a page: a page's store rewrites it);
 * ``{KEY}:t00``, ...: one hash per table. A permuted fingerprint's top ``field_bits`` bits
   name its bucket (a hash field); the field's value is the bucket: the other bits of every
   permuted fingerprint in it, each in ``w`` bytes, concatenated in ascending order. Buckets
@@ -22,11 +28,26 @@ Every change and every decision is one Lua script (``redis_script.lua``), called
 EVALSHA and loaded again on NOSCRIPT (after a restart or a failover):
 
 * ``check``: probe every table's bucket for the values sharing the query's prefix, compute
-  their Hamming distance to the query (permutations keep distances), and when none is within
-  k (the document's own entry aside), store the record, link it, and add the fingerprint to
-  every table, sorted;
-* ``insert`` and ``remove``: the same writes without the check; ``probe``: the check alone;
-  ``fetch``: the documents of some fingerprints.
+  their Hamming distance to the query (permutations keep distances), and decide by the rule
+  of :meth:`.SimhashIndex._decide` (below); when no stored document (the page's own entry
+  aside) is a near duplicate, store the record, the signature and its postings, link the
+  record, and add the fingerprint to every table, sorted;
+* ``decide``: the decision alone, nothing written; ``insert`` and ``remove``: the writes
+  without the check; ``probe``: the probe alone; ``fetch``: the documents of some
+  fingerprints.
+
+The decision, exactly as on LMDB: the documents of every fingerprint within k (the script
+inverts a table's permutation, passed with the arguments, to read ``fps``), nearest first,
+then by key (compared byte by byte: the UTF-8 order is the code points'); the first without
+a stored signature, or that :meth:`.Rule.decide` accepts by the Hamming rule, wins (a bare
+fingerprint: the first). Else the postings of the page's sentences (one HMGET), each counted
+when it lists fewer than ``guard`` documents; of the documents counting ``shared`` or more,
+those the rule accepts, the best by (most counted, nearest, key). The script reads the rule's
+parameters from its arguments (:data:`RULE_FIELDS` of the index's :attr:`RedisIndex.rule`,
+``DEFAULT_RULE``), so Python is the one place they are defined; the arithmetic is the same
+(doubles for the share and the length ratios, popcounts on 32-bit halves), and
+``tests/test_redis_rule.py`` holds random signatures to the LMDB index's decisions. The
+answer is the winner's record, distance and rule, read in the same script.
 
 Why a check-and-insert is atomic and exact, on one server and on a cluster:
 
@@ -36,25 +57,29 @@ Why a check-and-insert is atomic and exact, on one server and on a cluster:
    served by one master, and the script runs there whole; a script meeting a moved slot fails
    (MOVED) before it writes, and the client retries it at the new owner.
 2. So two crawlers racing with near duplicates A and B are decided one after the other: if
-   A's script runs first it stores A, in every table; B's script then probes the tables as A
-   left them.
+   A's script runs first it stores A, in every table, with its signature and postings; B's
+   script then probes the tables and reads the postings as A left them.
 3. The probe finds every stored fingerprint within k: Manku et al.'s pigeonhole argument
    (two fingerprints within k bits agree on the whole prefix of at least one table, see
    :mod:`.layout`), and each table's bucket holds, sorted, every stored fingerprint whose
    permuted top ``field_bits`` bits are the query's (``field_bits`` <= every prefix), among
    which the script scans every value whose first 32 bits lie in the query prefix's range.
    Distances are computed on the permuted values, equal to the originals' distances.
-4. Hence B's script sees A and answers "duplicate", and exactly one of the two is admitted.
-5. A script reads the document's current record first and refuses (answers "again") when it
+4. The sentence candidates are every document listed under one of B's sentences: a
+   signature's sentences are listed in the same script that stores it, and unlisted in the
+   one that replaces or removes it, so ``sents`` holds exactly the stored signatures'
+   sentences (``verify`` checks it), and B's counts are LMDB's.
+5. Hence B's script sees A, with its signature, and when the rule makes B a near duplicate
+   of A (by either rule) it answers "duplicate": exactly one of the two is admitted. A
+   decision depends on nothing but what the script reads, so scripts run in an order decide
+   as ``check_and_insert`` in that order on an LMDB index.
+6. A script reads the document's current record first and refuses (answers "again") when it
    is not the one the client built its arguments from (another process replaced or removed
    the same key meanwhile): the client reads it again and retries. A script also refuses to
    run on an index other than the one opened (``created`` differs: reset or replaced).
 
-What the script returns for a duplicate is the table and permuted value of each fingerprint
-within k; the client inverts the permutation and reads their documents afterwards (a removal
-of all of them in between makes it check again). A server crash loses what its persistence
-had not written (AOF ``appendfsync everysec``: about the last second); a failover loses what
-the replica had not received.
+A server crash loses what its persistence had not written (AOF ``appendfsync everysec``:
+about the last second); a failover loses what the replica had not received.
 """
 
 from __future__ import annotations
