@@ -84,7 +84,9 @@ def _same_decisions(url: str, seed: int, steps: int = 60) -> None:
                 if keys and roll < 0.15:
                     page_key = rng.choice(keys)  # the same URL again
                 else:
-                    page_key = f"https://site{rng.randint(0, 3)}.example/{step}"
+                    # keys compared byte by byte (UTF-8), as Python compares str
+                    path = rng.choice(["", "é", "z", "日本", "Z"])
+                    page_key = f"https://site{rng.randint(0, 3)}.example/{path}{step}"
                     keys.append(page_key)
                 page: int | PageSignature = pages.signature()
                 if rng.random() < 0.1:
@@ -194,6 +196,8 @@ def test_the_frequency_guard_on_redis(redis_server, key):
         assert (match.key, match.rule) == ("p0", "sentences")
         assert ix.decide(page, "p0").key == "p2"  # another key than the page's own
         assert ix.check_and_insert(page, "page").key == "p0" and "page" not in ix
+    with RedisIndex(redis_server.url, key, readonly=True) as ix:
+        assert ix.decide(page).key == "p0"
 
 
 def test_copies_carry_the_signatures(redis_server, key, tmp_path):
@@ -234,3 +238,6 @@ def test_verify_finds_damaged_signatures_and_postings(redis_server, key):
         assert any("page signature fails its checksum" in p for p in problems)
         with pytest.raises(DamagedIndexError):
             ix.signature("b")
+        client.hset(f"{tag}:sigs", doc_id("b"), b"short")
+        with pytest.raises(DamagedIndexError, match="SIMHASHDAMAGED"):
+            ix.decide(_page(1 << 40, (3, 4, 5)))

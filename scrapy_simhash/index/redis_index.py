@@ -452,6 +452,8 @@ class RedisIndex(IndexFace):
     def _changed(self, exc: BaseException) -> None:
         if "SIMHASHCHANGED" in str(exc):
             raise IndexMismatchError(f"index {self.path}: {exc}") from None
+        if "SIMHASHDAMAGED" in str(exc):
+            raise DamagedIndexError(f"index damaged: {exc}") from None
 
     def _args(
         self,
