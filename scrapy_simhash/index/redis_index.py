@@ -11,6 +11,12 @@ index lives in one cluster slot and every script may touch all of its keys:
 * ``{KEY}:docs``: document id (16 bytes, :func:`.records.doc_id`) -> document record (the
   LMDB index's bytes: fingerprint, first seen, key, JSON record);
 * ``{KEY}:fps``: fingerprint (8 bytes) -> the ids of its documents, concatenated;
+* ``{KEY}:sigs``: document id -> the page signature it was stored with
+  (:meth:`.PageSignature.pack` and a CRC-32 seeded with the id: the LMDB index's ``sigs``
+  values, byte for byte); a document stored with a bare fingerprint has none;
+* ``{KEY}:sents``: sentence hash (8 bytes, big-endian) -> the ids of the documents whose
+  signature holds it, concatenated (a sentence that many pages print is one field whose value
+  grows by 16 bytes a page: a page's store rewrites it);
 * ``{KEY}:t00``, ...: one hash per table. A permuted fingerprint's top ``field_bits`` bits
   name its bucket (a hash field); the field's value is the bucket: the other bits of every
   permuted fingerprint in it, each in ``w`` bytes, concatenated in ascending order. Buckets
@@ -22,11 +28,26 @@ Every change and every decision is one Lua script (``redis_script.lua``), called
 EVALSHA and loaded again on NOSCRIPT (after a restart or a failover):
 
 * ``check``: probe every table's bucket for the values sharing the query's prefix, compute
-  their Hamming distance to the query (permutations keep distances), and when none is within
-  k (the document's own entry aside), store the record, link it, and add the fingerprint to
-  every table, sorted;
-* ``insert`` and ``remove``: the same writes without the check; ``probe``: the check alone;
-  ``fetch``: the documents of some fingerprints.
+  their Hamming distance to the query (permutations keep distances), and decide by the rule
+  of :meth:`.SimhashIndex._decide` (below); when no stored document (the page's own entry
+  aside) is a near duplicate, store the record, the signature and its postings, link the
+  record, and add the fingerprint to every table, sorted;
+* ``decide``: the decision alone, nothing written; ``insert`` and ``remove``: the writes
+  without the check; ``probe``: the probe alone; ``fetch``: the documents of some
+  fingerprints.
+
+The decision, exactly as on LMDB: the documents of every fingerprint within k (the script
+inverts a table's permutation, passed with the arguments, to read ``fps``), nearest first,
+then by key (compared byte by byte: the UTF-8 order is the code points'); the first without
+a stored signature, or that :meth:`.Rule.decide` accepts by the Hamming rule, wins (a bare
+fingerprint: the first). Else the postings of the page's sentences (one HMGET), each counted
+when it lists fewer than ``guard`` documents; of the documents counting ``shared`` or more,
+those the rule accepts, the best by (most counted, nearest, key). The script reads the rule's
+parameters from its arguments (:data:`RULE_FIELDS` of the index's :attr:`RedisIndex.rule`,
+``DEFAULT_RULE``), so Python is the one place they are defined; the arithmetic is the same
+(doubles for the share and the length ratios, popcounts on 32-bit halves), and
+``tests/test_redis_rule.py`` holds random signatures to the LMDB index's decisions. The
+answer is the winner's record, distance and rule, read in the same script.
 
 Why a check-and-insert is atomic and exact, on one server and on a cluster:
 
@@ -36,25 +57,29 @@ Why a check-and-insert is atomic and exact, on one server and on a cluster:
    served by one master, and the script runs there whole; a script meeting a moved slot fails
    (MOVED) before it writes, and the client retries it at the new owner.
 2. So two crawlers racing with near duplicates A and B are decided one after the other: if
-   A's script runs first it stores A, in every table; B's script then probes the tables as A
-   left them.
+   A's script runs first it stores A, in every table, with its signature and postings; B's
+   script then probes the tables and reads the postings as A left them.
 3. The probe finds every stored fingerprint within k: Manku et al.'s pigeonhole argument
    (two fingerprints within k bits agree on the whole prefix of at least one table, see
    :mod:`.layout`), and each table's bucket holds, sorted, every stored fingerprint whose
    permuted top ``field_bits`` bits are the query's (``field_bits`` <= every prefix), among
    which the script scans every value whose first 32 bits lie in the query prefix's range.
    Distances are computed on the permuted values, equal to the originals' distances.
-4. Hence B's script sees A and answers "duplicate", and exactly one of the two is admitted.
-5. A script reads the document's current record first and refuses (answers "again") when it
+4. The sentence candidates are every document listed under one of B's sentences: a
+   signature's sentences are listed in the same script that stores it, and unlisted in the
+   one that replaces or removes it, so ``sents`` holds exactly the stored signatures'
+   sentences (``verify`` checks it), and B's counts are LMDB's.
+5. Hence B's script sees A, with its signature, and when the rule makes B a near duplicate
+   of A (by either rule) it answers "duplicate": exactly one of the two is admitted. A
+   decision depends on nothing but what the script reads, so scripts run in an order decide
+   as ``check_and_insert`` in that order on an LMDB index.
+6. A script reads the document's current record first and refuses (answers "again") when it
    is not the one the client built its arguments from (another process replaced or removed
    the same key meanwhile): the client reads it again and retries. A script also refuses to
    run on an index other than the one opened (``created`` differs: reset or replaced).
 
-What the script returns for a duplicate is the table and permuted value of each fingerprint
-within k; the client inverts the permutation and reads their documents afterwards (a removal
-of all of them in between makes it check again). A server crash loses what its persistence
-had not written (AOF ``appendfsync everysec``: about the last second); a failover loses what
-the replica had not received.
+A server crash loses what its persistence had not written (AOF ``appendfsync everysec``:
+about the last second); a failover loses what the replica had not received.
 """
 
 from __future__ import annotations
@@ -65,7 +90,7 @@ import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from importlib import resources
 from itertools import pairwise
 from typing import Any
@@ -74,7 +99,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from ..text.fingerprint import FINGERPRINT_VERSION
-from ..text.signature import PageSignature
+from ..text.signature import DEFAULT_RULE, PageSignature, Rule
 from .documents import Match
 from .drops import Drop
 from .face import IndexFace, layout_stats
@@ -82,19 +107,22 @@ from .layout import MAX_TABLES, Layout, choose_layout
 from .meta import DEFAULT_MAX_DISTANCE, IndexMismatchError, check_open
 from .pairs import document_pairs
 from .records import (
+    DamagedIndexError,
     Entry,
     check_fingerprint,
     check_key,
     checked_items,
     decode_doc,
     doc_id,
+    sealed,
     signed,
+    unsealed,
 )
 
 logger = logging.getLogger(__name__)
 
 #: Version of the Redis key layout written by this module; other versions are refused.
-REDIS_FORMAT_VERSION = 1
+REDIS_FORMAT_VERSION = 2
 #: A bucket holds at most about this many fingerprints at the expected size (a check copies
 #: its buckets in the server: at 10^6 and buckets of 1024, 4 tables cost 200 us of server CPU
 #: a check-and-insert).
@@ -111,6 +139,26 @@ _AGAIN = 20
 _SEEN = struct.Struct(">d")
 
 SCRIPT = resources.files(__package__).joinpath("redis_script.lua").read_text()
+#: The rule's parameters the script reads (by name): every field of :class:`Rule`.
+RULE_FIELDS = (
+    "shared",
+    "shared_share",
+    "length",
+    "hamming_length",
+    "sentences_veto",
+    "veto_distance",
+    "numbers_min",
+    "numbers_distance",
+    "guard",
+)
+
+
+def rule_args(rule: Rule) -> list[str]:
+    """The rule's parameters as the script's name, value arguments (floats by ``repr``, which
+    reads back as the same double)."""
+    if set(RULE_FIELDS) != {f.name for f in fields(rule)}:
+        raise ValueError(f"the Redis script knows the rule fields {RULE_FIELDS}, not {rule}")
+    return [part for name in RULE_FIELDS for part in (name, repr(getattr(rule, name)))]
 
 
 def redact(url: str) -> str:
@@ -188,6 +236,63 @@ class _Split:
         return 8 - self.bits // 8
 
 
+#: A checked item: fingerprint, key, encoded record, page signature (None: a bare fingerprint).
+_Item = tuple[int, str, Entry, PageSignature | None]
+
+
+def _items(items: Iterable[Any]) -> list[_Item]:
+    """``(fingerprint or signature, key, record)`` items checked and encoded, before any is
+    sent."""
+    signatures = []
+    plain = []
+    for item in items:
+        if isinstance(item, tuple) and item and isinstance(item[0], PageSignature):
+            signatures.append(item[0])
+            item = (signed(item[0])[0], *item[1:])
+        else:
+            signatures.append(None)
+        plain.append(item)
+    return [
+        (fp, key, entry, sig)
+        for (fp, key, entry), sig in zip(checked_items(plain), signatures, strict=True)
+    ]
+
+
+def signed_items(source: Any) -> Iterator[tuple[int | PageSignature, str, dict[str, Any]]]:
+    """Every document of ``source`` (an index, LMDB or Redis) as ``(signature or fingerprint,
+    key, record)``, for ``insert_many``; the signatures read :data:`CHUNK` documents at a time
+    from a Redis index."""
+    chunk: list[Match] = []
+
+    def flush() -> Iterator[tuple[int | PageSignature, str, dict[str, Any]]]:
+        keys = [m.key for m in chunk]
+        if isinstance(source, RedisIndex):
+            signatures = source.signatures(keys)
+        else:
+            signatures = [source.signature(key) for key in keys]
+        for match, signature in zip(chunk, signatures, strict=True):
+            yield (match.fingerprint if signature is None else signature, match.key, match.record)
+        chunk.clear()
+
+    for match in source.items():
+        chunk.append(match)
+        if len(chunk) == CHUNK:
+            yield from flush()
+    yield from flush()
+
+
+def _signature_of(data: bytes, docid: bytes) -> PageSignature:
+    """A stored signature (sealed with its document's id), or :class:`DamagedIndexError`."""
+    try:
+        return PageSignature.unpack(unsealed(data, "a page signature", docid))
+    except ValueError as exc:
+        if isinstance(exc, DamagedIndexError):
+            raise
+        raise DamagedIndexError(
+            f"index damaged: a page signature cannot be decoded ({exc})"
+        ) from None
+
+
 class RedisIndex(IndexFace):
     """Every stored fingerprint within ``max_distance`` bits of a query, from an index on a
     Redis server: the API of :class:`~.index.SimhashIndex` where it makes sense on a server.
@@ -225,6 +330,11 @@ class RedisIndex(IndexFace):
         self.cluster = type(self.client).__name__ == "RedisCluster"
         tag = "{" + self.key + "}"
         self._meta, self._docs, self._fps = f"{tag}:meta", f"{tag}:docs", f"{tag}:fps"
+        self._sigs, self._sents = f"{tag}:sigs", f"{tag}:sents"
+        #: The decision rule (:class:`scrapy_simhash.text.signature.Rule`), applied by the
+        #: script with these parameters.
+        self.rule = DEFAULT_RULE
+        self._rule_args: tuple[Rule | None, list[str]] = (None, [])
         self._queries = 0
         try:
             self._open(max_distance, expected_size, layout, reset)
@@ -253,12 +363,17 @@ class RedisIndex(IndexFace):
         self._split = _Split(int(stored["field_bits"]))
         self._token = stored["created"]
         self._tables = [f"{{{self.key}}}:t{i:02d}" for i in range(self.layout.tables)]
-        self._keys = [self._meta, self._docs, self._fps, *self._tables]
+        self._keys = [self._meta, self._docs, self._fps, self._sigs, self._sents, *self._tables]
         plans = self.layout.plans
         self._forward = [plan.forward for plan in plans]
         self._inverse = [plan.inverse for plan in plans]
         w = self._split.width
         self._ranges = [(64 - plan.prefix_bits, 8 * w - 32) for plan in plans]
+        moves = []
+        for plan in plans:
+            inverse = plan._moves(invert=True)
+            moves.append(bytes([len(inverse), *(b for move in inverse for b in move)]))
+        self._moves = b"".join(moves)
         self._script = self.client.register_script(SCRIPT)
 
     def _read_meta(self) -> dict[str, str]:
@@ -322,7 +437,7 @@ class RedisIndex(IndexFace):
     def drop(self) -> None:
         """Delete every key of the index (its meta last)."""
         tables = [f"{{{self.key}}}:t{i:02d}" for i in range(MAX_TABLES)]
-        self.client.unlink(self._docs, self._fps, *tables)
+        self.client.unlink(self._docs, self._fps, self._sigs, self._sents, *tables)
         self.client.unlink(self._meta)
 
     # -- the script ------------------------------------------------------------------------
@@ -337,6 +452,8 @@ class RedisIndex(IndexFace):
     def _changed(self, exc: BaseException) -> None:
         if "SIMHASHCHANGED" in str(exc):
             raise IndexMismatchError(f"index {self.path}: {exc}") from None
+        if "SIMHASHDAMAGED" in str(exc):
+            raise DamagedIndexError(f"index damaged: {exc}") from None
 
     def _args(
         self,
@@ -346,10 +463,12 @@ class RedisIndex(IndexFace):
         held: bytes = b"",
         record: bytes = b"",
         docid: bytes = b"",
+        signature: bytes = b"",
     ) -> list[Any]:
         """The script's arguments; the tables' part packed in one string: the query's field,
         value and prefix range in every table, and (``held``, a record header) the field and
-        value of the document's fingerprint."""
+        value of the document's fingerprint; then the page's sealed ``signature``, the field
+        bits, the tables' inverse permutations and the rule's parameters."""
         split = self._split
         w, fb, bits = split.width, (split.bits + 7) // 8, split.bits
         vmask = (1 << (64 - bits)) - 1
@@ -379,7 +498,24 @@ class RedisIndex(IndexFace):
                     (permuted & vmask).to_bytes(w, "big"),
                 ]
         fp = b"" if fingerprint is None else fingerprint.to_bytes(8, "big")
-        return [mode, self._token, k, w, fb, docid, held, record, fp, b"".join(parts)]
+        if self._rule_args[0] is not self.rule:
+            self._rule_args = (self.rule, rule_args(self.rule))
+        return [
+            mode,
+            self._token,
+            k,
+            w,
+            fb,
+            docid,
+            held,
+            record,
+            fp,
+            b"".join(parts),
+            signature,
+            bits,
+            self._moves,
+            *self._rule_args[1],
+        ]
 
     def _found(self, fingerprint: int, flat: Sequence[Any]) -> dict[int, int]:
         """{fingerprint: distance} of a probe's answer (table, permuted value, distance)."""
@@ -424,45 +560,51 @@ class RedisIndex(IndexFace):
     # -- writing ---------------------------------------------------------------------------
 
     def _store_args(
-        self, mode: str, fingerprint: int, key: str, entry: Entry, now: float, held: bytes
+        self,
+        mode: str,
+        item: _Item,
+        now: float,
+        held: bytes,
     ) -> list[Any]:
+        fingerprint, key, entry, signature = item
         seen = now if entry.seen is None else entry.seen
         if held and entry.seen is None:
             seen = _SEEN.unpack_from(held, 8)[0]  # a replaced key keeps its first-seen time
         docid = doc_id(key)
         record = entry.data(fingerprint, seen)
-        return self._args(mode, self.max_distance, fingerprint, held, record, docid)
+        packed = b"" if signature is None else sealed(signature.pack(), docid)
+        return self._args(mode, self.max_distance, fingerprint, held, record, docid, packed)
 
-    def _decide(self, mode: str, fingerprint: int, key: str, entry: Entry) -> Match | None:
+    def _answer(self, answer: Sequence[Any]) -> Match | None:
+        """The match of a ``check`` or ``decide`` answer: ``[1, record, distance, rule]``, or
+        None for ``[0, ...]``."""
+        if int(answer[0]) != 1:
+            return None
+        fingerprint, key, record = decode_doc(bytes(answer[1]))
+        return Match(fingerprint, key, int(answer[2]), record, bytes(answer[3]).decode())
+
+    def _decide(self, mode: str, item: _Item) -> Match | None:
         """``check`` or ``insert`` one document, again while another process changes it."""
         self._writable()
         held = b""
         for _ in range(_AGAIN):
-            args = self._store_args(mode, fingerprint, key, entry, time.time(), held)
-            answer = self._call(args)
-            status = int(answer[0])
-            if status == -1:  # the document changed since its header was read
+            answer = self._call(self._store_args(mode, item, time.time(), held))
+            if int(answer[0]) == -1:  # the document changed since its header was read
                 held = bytes(answer[1])
                 continue
-            if status == 0:
-                return None
-            matches = self._matches(self._found(fingerprint, answer[1]), doc_id(key))
-            if matches:
-                return matches[0]
-            held = b""  # the matches were removed meanwhile: check again
-        raise RuntimeError(f"index {self.path}: {key!r} kept changing under {mode}")
+            return self._answer(answer)
+        raise RuntimeError(f"index {self.path}: {item[1]!r} kept changing under {mode}")
 
     def check_and_insert(
         self, fingerprint: int | PageSignature, key: str, **record: Any
     ) -> Match | None:
-        """On the server, in one script: the nearest stored document within k (other than
-        ``key`` itself) if there is one, else insert this one and return None. Processes
-        racing with near duplicates of one another, on any machine, admit exactly one.
-        A page signature is decided by its fingerprint (the sentence rule is the LMDB
-        index's)."""
-        fingerprint = signed(fingerprint)[0]
-        entry = Entry(check_key(key), record)
-        return self._decide("check", fingerprint, key, entry)
+        """On the server, in one script: the stored document (other than ``key`` itself) this
+        page is a near duplicate of, if there is one, else insert this one and return None.
+        Processes racing with near duplicates of one another, on any machine, admit exactly
+        one. A bare fingerprint is a near duplicate of the nearest stored document within k;
+        a page signature is decided by the index's rule, as on LMDB (:class:`Match` ``.rule``
+        says which)."""
+        return self._decide("check", _items([(fingerprint, key, record)])[0])
 
     def check_and_insert_many(
         self, items: Sequence[tuple[int | PageSignature, str, dict[str, Any]]]
@@ -470,40 +612,32 @@ class RedisIndex(IndexFace):
         """:meth:`check_and_insert` for each ``(fingerprint, key, record)``, pipelined: the
         scripts are sent together and run in order, each item seeing those admitted before
         it. Every item is checked before any is sent."""
-        checked = checked_items(
-            (signed(item[0])[0], *item[1:]) if isinstance(item, tuple) and item else item
-            for item in items
-        )
+        checked = _items(items)
         self._writable()
         if not checked:
             return []
         return self._pipelined("check", checked)
 
-    def _pipelined(self, mode: str, checked: list[Any]) -> list[Match | None]:
+    def _pipelined(self, mode: str, checked: list[_Item]) -> list[Match | None]:
         """Scripts of ``mode`` for ``checked`` items in one pipeline, the documents' current
-        headers read first (one round trip), matches read after (one more)."""
-        docids = [doc_id(key) for _, key, _ in checked]
+        headers read first (one round trip)."""
+        docids = [doc_id(item[1]) for item in checked]
         held = [b"" if d is None else bytes(d[:16]) for d in self.client.hmget(self._docs, docids)]
         now = time.time()
         pipe = self._pipeline()
-        for (fingerprint, key, entry), h in zip(checked, held, strict=True):
-            self._call(self._store_args(mode, fingerprint, key, entry, now, h), pipe)
+        for item, h in zip(checked, held, strict=True):
+            self._call(self._store_args(mode, item, now, h), pipe)
         try:
             answers = pipe.execute()
         except redis_errors() as exc:
             self._changed(exc)
             raise
         out: list[Match | None] = []
-        for (fingerprint, key, entry), answer in zip(checked, answers, strict=True):
-            status = int(answer[0])
-            if status == 0:
-                out.append(None)
-            elif status == 1:
-                found = self._found(fingerprint, answer[1])
-                matches = self._matches(found, doc_id(key))
-                out.append(matches[0] if matches else self._decide(mode, fingerprint, key, entry))
-            else:  # another process changed the document meanwhile
-                out.append(self._decide(mode, fingerprint, key, entry))
+        for item, answer in zip(checked, answers, strict=True):
+            if int(answer[0]) == -1:  # another process changed the document meanwhile
+                out.append(self._decide(mode, item))
+            else:
+                out.append(self._answer(answer))
         return out
 
     @contextmanager
@@ -514,18 +648,19 @@ class RedisIndex(IndexFace):
         yield self
 
     def insert(self, fingerprint: int | PageSignature, key: str, **record: Any) -> None:
-        """Store ``key`` with ``fingerprint`` and a JSON-serializable ``record`` (a key stored
-        before is replaced; its first-seen time stays unless ``seen=`` is given)."""
-        fingerprint = signed(fingerprint)[0]
-        self._decide("insert", fingerprint, key, Entry(check_key(key), record))
+        """Store ``key`` with ``fingerprint`` (or a page signature, with which the sentence
+        rule can find it too) and a JSON-serializable ``record`` (a key stored before is
+        replaced, and loses its signature when given a bare fingerprint; its first-seen time
+        stays unless ``seen=`` is given)."""
+        self._decide("insert", _items([(fingerprint, key, record)])[0])
 
-    def insert_many(self, items: Iterable[tuple[int, str, dict[str, Any]]]) -> int:
-        """Store many ``(fingerprint, key, record)``, pipelined :data:`CHUNK` at a time (the
-        last of repeated keys wins); returns how many items were read. Every item of a chunk
-        is checked before the chunk is sent."""
+    def insert_many(self, items: Iterable[tuple[int | PageSignature, str, dict[str, Any]]]) -> int:
+        """Store many ``(fingerprint or signature, key, record)``, pipelined :data:`CHUNK` at a
+        time (the last of repeated keys wins); returns how many items were read. Every item
+        of a chunk is checked before the chunk is sent."""
         self._writable()
         read = 0
-        chunk: list[tuple[int, str, dict[str, Any]]] = []
+        chunk: list[tuple[int | PageSignature, str, dict[str, Any]]] = []
         for item in items:
             chunk.append(item)
             read += 1
@@ -536,9 +671,10 @@ class RedisIndex(IndexFace):
             self._insert_chunk(chunk)
         return read
 
-    def _insert_chunk(self, chunk: list[tuple[int, str, dict[str, Any]]]) -> None:
-        last = {key: i for i, (_, key, _) in enumerate(chunk)}  # repeated keys: the last wins
-        self._pipelined("insert", checked_items(c for i, c in enumerate(chunk) if last[c[1]] == i))
+    def _insert_chunk(self, chunk: list[tuple[int | PageSignature, str, dict[str, Any]]]) -> None:
+        checked = _items(chunk)
+        last = {item[1]: i for i, item in enumerate(checked)}  # repeated keys: the last wins
+        self._pipelined("insert", [c for i, c in enumerate(checked) if last[c[1]] == i])
 
     def remove(self, key: str) -> bool:
         """Remove the document stored under ``key``; False if there was none."""
@@ -571,16 +707,32 @@ class RedisIndex(IndexFace):
         return self._matches(self.probe(fingerprint, max_distance))
 
     def decide(self, signature: int | PageSignature, key: str | None = None) -> Match | None:
-        """The stored document (other than ``key``) a page with this fingerprint or
-        signature would be found a near duplicate of by :meth:`check_and_insert` (the
-        nearest within k), or None; nothing is written."""
-        fingerprint = signed(signature)[0]
-        return next((m for m in self.query(fingerprint) if m.key != key), None)
+        """The stored document (other than ``key``) that a page with this fingerprint or
+        signature would be found a near duplicate of by :meth:`check_and_insert`, or None;
+        nothing is written (the script's ``decide``, read-only)."""
+        fingerprint, signed_as = signed(signature)
+        exclude = b"" if key is None else doc_id(check_key(key))
+        packed = b"" if signed_as is None else sealed(signed_as.pack(), exclude)
+        self._queries += 1
+        args = self._args("decide", self.max_distance, fingerprint, docid=exclude, signature=packed)
+        return self._answer(self._call(args))
 
     def signature(self, key: str) -> PageSignature | None:
-        """None: a Redis index keeps fingerprints, not page signatures."""
-        check_key(key)
-        return None
+        """The page signature ``key`` was stored with, or None (not stored, or stored with a
+        bare fingerprint)."""
+        docid = doc_id(check_key(key))
+        data = self.client.hget(self._sigs, docid)
+        return None if data is None else _signature_of(bytes(data), docid)
+
+    def signatures(self, keys: Sequence[str]) -> list[PageSignature | None]:
+        """:meth:`signature` for each key, in one round trip."""
+        if not keys:
+            return []
+        docids = [doc_id(check_key(k)) for k in keys]
+        return [
+            None if data is None else _signature_of(bytes(data), docid)
+            for docid, data in zip(docids, self.client.hmget(self._sigs, docids), strict=True)
+        ]
 
     def query_many(
         self, fingerprints: Iterable[int], max_distance: int | None = None
@@ -709,7 +861,8 @@ class RedisIndex(IndexFace):
 
     def memory(self) -> dict[str, int]:
         """Server memory of the index's keys (MEMORY USAGE, every field counted), in bytes:
-        ``tables_memory``, ``links_memory``, ``docs_memory``."""
+        ``tables_memory``, ``links_memory``, ``docs_memory``, ``signatures_memory`` (the page
+        signatures and their sentence postings)."""
 
         def usage(key: str) -> int:
             return int(self.client.memory_usage(key, samples=0) or 0)
@@ -718,6 +871,7 @@ class RedisIndex(IndexFace):
             "tables_memory": sum(usage(t) for t in self._tables),
             "links_memory": usage(self._fps),
             "docs_memory": usage(self._docs),
+            "signatures_memory": usage(self._sigs) + usage(self._sents),
         }
 
     def stats(self, *, seen: bool = True) -> dict[str, Any]:
@@ -751,8 +905,9 @@ class RedisIndex(IndexFace):
     def verify(self) -> list[str]:
         """Problems found (empty when healthy): every document linked to its fingerprint,
         every link to existing documents of that fingerprint, every table holding exactly
-        the linked fingerprints in sorted buckets, and the count in ``meta``. Read with
-        HSCAN: run it while no one writes."""
+        the linked fingerprints in sorted buckets, the count in ``meta``, and every page
+        signature sound and of a stored document, with the sentence postings exactly the
+        signatures' sentences. Read with HSCAN: run it while no one writes."""
         problems: list[str] = []
         linked: dict[int, bytes] = dict(self._links())
         for docid, data in self.client.hscan_iter(self._docs, count=CHUNK):
@@ -782,7 +937,40 @@ class RedisIndex(IndexFace):
         count = int(self._read_meta().get("fingerprints", -1))
         if count != len(linked):
             problems.append(f"meta counts {count} fingerprints, {len(linked)} are linked")
-        return problems
+        return problems + self._signature_problems()
+
+    def _signature_problems(self) -> list[str]:
+        """``verify``'s rules for the signatures, as ``Sentences.problems`` on LMDB: each
+        decodes and belongs to a document, and the postings are exactly the signatures'
+        sentences."""
+        found: list[str] = []
+        wanted: set[tuple[bytes, bytes]] = set()
+        for docid, data in self.client.hscan_iter(self._sigs, count=CHUNK):
+            docid = bytes(docid)
+            try:
+                signature = _signature_of(bytes(data), docid)
+            except DamagedIndexError as exc:
+                found.append(f"signature of document {docid.hex()}: {exc}")
+                continue
+            if not self.client.hexists(self._docs, docid):
+                found.append(f"signature of document {docid.hex()}, which is not stored")
+            wanted.update((s.to_bytes(8, "big"), docid) for s in signature.sentences)
+        held: set[tuple[bytes, bytes]] = set()
+        for key, ids in self.client.hscan_iter(self._sents, count=CHUNK):
+            key, ids = bytes(key), bytes(ids)
+            if not ids or len(ids) % 16:
+                found.append(f"sentence {key.hex()} lists {len(ids)} bytes of documents")
+            listed = [ids[i : i + 16] for i in range(0, len(ids) - len(ids) % 16, 16)]
+            if len(set(listed)) != len(listed):
+                found.append(f"sentence {key.hex()} lists a document twice")
+            held.update((key, docid) for docid in listed)
+        for key, docid in sorted(held - wanted)[:20]:
+            found.append(
+                f"sentence {key.hex()} lists document {docid.hex()}, whose signature lacks it"
+            )
+        for key, docid in sorted(wanted - held)[:20]:
+            found.append(f"sentence {key.hex()} of document {docid.hex()} is not listed")
+        return found
 
     def _table_contents(self, i: int, table: str) -> tuple[np.ndarray, list[str]]:
         """The fingerprints table ``i`` holds (sorted), and the problems of its buckets."""
@@ -804,7 +992,8 @@ class RedisIndex(IndexFace):
 
     def compact(self, dest: str) -> int:
         """Copy the index into a new LMDB index in the empty directory ``dest`` (same k and
-        layout, records with their first-seen times); how many documents were copied."""
+        layout, records with their page signatures and first-seen times); how many documents
+        were copied."""
         import os
 
         from .index import SimhashIndex
@@ -813,12 +1002,12 @@ class RedisIndex(IndexFace):
         if os.listdir(dest):
             raise ValueError(f"dest {dest!r} must be an empty directory")
         with SimhashIndex(dest, self.max_distance, layout=self.layout) as copy:
-            return copy.insert_many((m.fingerprint, m.key, m.record) for m in self.items())
+            return copy.insert_many(signed_items(self))
 
     def load(self, source: Any) -> int:
         """Copy every document of ``source`` (an index, LMDB or Redis) into this one, with
-        their first-seen times; how many were copied."""
-        return self.insert_many((m.fingerprint, m.key, m.record) for m in source.items())
+        their page signatures and first-seen times; how many were copied."""
+        return self.insert_many(signed_items(source))
 
     def close(self) -> None:
         if self._closed:

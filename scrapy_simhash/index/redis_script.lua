@@ -1,18 +1,22 @@
--- scrapy_simhash's Redis index: probe, check-and-insert, insert, remove and fetch, each one
--- script run without interleaving. See scrapy_simhash/index/redis_index.py for the key
+-- scrapy_simhash's Redis index: probe, check-and-insert, decide, insert, remove and fetch, each
+-- one script run without interleaving. See scrapy_simhash/index/redis_index.py for the key
 -- layout, the arguments and the argument for correctness.
 --
--- KEYS: meta, docs, fps, then one hash per table.
+-- KEYS: meta, docs, fps, sigs, sents, then one hash per table.
 -- ARGV: mode, token, k, w (value bytes), f (field bytes), docid, expected header, record,
 --       fingerprint, then the tables' arguments packed in one string, for each table:
---       field (f bytes), query value (w), lo (4), hi (4), old field (f), old value (w).
+--       field (f bytes), query value (w), lo (4), hi (4), old field (f), old value (w);
+--       then the page's sealed packed signature ('' for a bare fingerprint), the field bits,
+--       the tables' inverse permutations packed in one string (for each table: a count of
+--       moves, then each move as source bit, width, destination bit, one byte each), and the
+--       rule's parameters as name, value pairs.
 local mode = ARGV[1]
 if redis.call('HGET', KEYS[1], 'created') ~= ARGV[2] then
   return redis.error_reply('SIMHASHCHANGED the index was reset or replaced since it was opened')
 end
-local docs, fps = KEYS[2], KEYS[3]
+local docs, fps, sigs, sents = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
-local byte, sub, floor = string.byte, string.sub, math.floor
+local byte, sub, floor, char = string.byte, string.sub, math.floor, string.char
 
 if mode == 'fetch' then
   -- the documents of the fingerprints ARGV[3..]: a flat list of records
@@ -31,7 +35,7 @@ end
 
 local k, w, fb = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local docid, expect = ARGV[6], ARGV[7]
-local n = #KEYS - 3
+local n = #KEYS - 5
 
 -- a value's first 4 bytes, and its other w - 4, as numbers (at most 32 bits each)
 local function head(b, p)
@@ -85,7 +89,7 @@ local BK = {}
 local function probe()
   local out = {}
   for i = 1, n do
-    local b = redis.call('HGET', KEYS[3 + i], F[i])
+    local b = redis.call('HGET', KEYS[5 + i], F[i])
     BK[i] = b
     if b then
       local q = Q[i]
@@ -114,6 +118,213 @@ end
 
 if mode == 'probe' then return probe() end
 
+-- -- page signatures -------------------------------------------------------------------------
+
+-- a little-endian 32-bit number at p
+local function le32(s, p)
+  local b1, b2, b3, b4 = byte(s, p, p + 3)
+  return ((b4 * 256 + b3) * 256 + b2) * 256 + b1
+end
+-- a packed signature (PageSignature.pack, sealed or not): fingerprint and numbers sketch as
+-- 32-bit halves, words, number count, and the sentences as their 8 packed bytes
+local function parsed(s)
+  local count = byte(s, 23)
+  if not count or #s < 23 + 8 * count then
+    return redis.error_reply('SIMHASHDAMAGED a page signature of ' .. #s .. ' bytes')
+  end
+  local sig = {
+    fl = le32(s, 1), fh = le32(s, 5), nl = le32(s, 9), nh = le32(s, 13),
+    words = le32(s, 17), nc = byte(s, 21) + 256 * byte(s, 22), s = {},
+  }
+  for j = 0, count - 1 do sig.s[j + 1] = sub(s, 24 + 8 * j, 31 + 8 * j) end
+  return sig
+end
+-- the postings key of a sentence: its hash big-endian (packed little-endian)
+local function sentence_key(s) return s:reverse() end
+-- a signature's distinct sentences
+local function distinct(sig)
+  local out, seen = {}, {}
+  for _, s in ipairs(sig.s) do
+    if not seen[s] then seen[s] = true out[#out + 1] = s end
+  end
+  return out
+end
+
+-- the rule's parameters (Python's Rule, by name)
+local R = {}
+for i = 14, #ARGV, 2 do R[ARGV[i]] = tonumber(ARGV[i + 1]) end
+local min, max, ceil = math.min, math.max, math.ceil
+
+-- the rule by which page is a near duplicate of stored, or nil (Rule.decide); counted: the
+-- shared sentences that pass the guard (nil: every shared sentence)
+local function rule_decide(page, stored, counted)
+  if min(page.nc, stored.nc) >= R.numbers_min
+    and pop(bxor(page.nl, stored.nl)) + pop(bxor(page.nh, stored.nh)) > R.numbers_distance then
+    return nil
+  end
+  local held = {}
+  for _, s in ipairs(stored.s) do held[s] = true end
+  local shared = 0
+  for _, s in ipairs(distinct(page)) do
+    if held[s] then shared = shared + 1 end
+  end
+  local d = pop(bxor(page.fl, stored.fl)) + pop(bxor(page.fh, stored.fh))
+  local longer = max(page.words, stored.words)
+  local shorter = 1.0
+  if longer > 0 then shorter = min(page.words, stored.words) / longer end
+  local fewer = min(#page.s, #stored.s)
+  if d <= k and not (shorter < R.hamming_length
+      or (shared == 0 and d >= R.veto_distance and fewer >= R.sentences_veto)) then
+    return 'hamming'
+  end
+  local needed = max(R.shared, ceil(R.shared_share * fewer))
+  if (counted or shared) >= needed and shorter >= R.length then return 'sentences' end
+  return nil
+end
+
+-- a document record's key (header: fingerprint 8, first seen 8, key length 4)
+local function record_key(data) return sub(data, 21, 20 + head(data, 17)) end
+-- whether a < b, byte by byte (Lua's < follows the server's locale)
+local function before(a, b)
+  local m = min(#a, #b)
+  for i = 1, m do
+    local x, y = byte(a, i), byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- the original fingerprint (8 bytes, big-endian) of value v in table i: its permuted bits
+-- (the field's on top of the value's) moved back by the table's inverse permutation
+local fbits = tonumber(ARGV[12])
+local MOVES
+local function original(i, v)
+  if not MOVES then
+    MOVES = {}
+    local blob, p = ARGV[13], 1
+    for t = 1, n do
+      local m = byte(blob, p)
+      MOVES[t] = {byte(blob, p + 1, p + 3 * m)}
+      p = p + 1 + 3 * m
+    end
+  end
+  local low = 64 - fbits
+  local perm, out = {}, {}
+  local function bits(s, count, base)
+    for j = 0, count - 1 do
+      local b = byte(s, #s - floor(j / 8)) or 0
+      perm[base + j] = floor(b / 2 ^ (j % 8)) % 2
+    end
+  end
+  bits(v, low, 0)
+  bits(F[i], fbits, low)
+  local moves = MOVES[i]
+  for c = 1, #moves, 3 do
+    local src, width, dst = moves[c], moves[c + 1], moves[c + 2]
+    for j = 0, width - 1 do out[dst + j] = perm[src + j] end
+  end
+  local bytes = {}
+  for b = 0, 7 do
+    local x = 0
+    for j = 7, 0, -1 do x = x * 2 + out[(7 - b) * 8 + j] end
+    bytes[b + 1] = x
+  end
+  return char(unpack(bytes))
+end
+
+-- the decision of SimhashIndex._decide: {record, distance, rule} of the stored document (but
+-- docid) the page is a near duplicate of, or nil
+local function decide(found)
+  local page = nil
+  if ARGV[11] ~= '' then
+    page = parsed(ARGV[11])
+    if page.err then return page end
+  end
+  -- Hamming candidates: every document of every fingerprint within k, nearest first, then
+  -- by key; the first without a signature, or that the Hamming rule accepts, wins
+  local near, cands = {}, {}
+  for c = 1, #found, 3 do
+    local fp = original(found[c] + 1, found[c + 1])
+    if not near[fp] then
+      near[fp] = true
+      local links = redis.call('HGET', fps, fp)
+      if links then
+        for p = 1, #links, 16 do
+          local id = sub(links, p, p + 15)
+          if id ~= docid then
+            local data = redis.call('HGET', docs, id)
+            if data then
+              cands[#cands + 1] = {id = id, data = data, d = found[c + 2], key = record_key(data)}
+            end
+          end
+        end
+      end
+    end
+  end
+  table.sort(cands, function(a, b)
+    if a.d ~= b.d then return a.d < b.d end
+    return before(a.key, b.key)
+  end)
+  for _, c in ipairs(cands) do
+    if not page then return {c.data, c.d, 'hamming'} end
+    local stored = redis.call('HGET', sigs, c.id)
+    if not stored then return {c.data, c.d, 'hamming'} end
+    stored = parsed(stored)
+    if stored.err then return stored end
+    if rule_decide(page, stored, nil) == 'hamming' then return {c.data, c.d, 'hamming'} end
+  end
+  -- sentence candidates: the documents holding the page's sentences, each sentence counted
+  -- when fewer than guard documents hold it; the best by (-counted, distance, key)
+  if not page or #page.s < R.shared or #page.s == 0 then return nil end
+  local names = {}
+  for j, s in ipairs(page.s) do names[j] = sentence_key(s) end
+  local postings = redis.call('HMGET', sents, unpack(names))
+  local tally, order = {}, {}
+  for _, ids in ipairs(postings) do
+    if ids and #ids / 16 < R.guard then
+      for p = 1, #ids, 16 do
+        local id = sub(ids, p, p + 15)
+        if id ~= docid then
+          if not tally[id] then tally[id] = 0 order[#order + 1] = id end
+          tally[id] = tally[id] + 1
+        end
+      end
+    end
+  end
+  local qh, ql = page.fh, page.fl
+  local best = nil
+  for _, id in ipairs(order) do
+    local counted = tally[id]
+    if counted >= R.shared then
+      local stored = redis.call('HGET', sigs, id)
+      local data = redis.call('HGET', docs, id)
+      if stored and data then
+        stored = parsed(stored)
+        if stored.err then return stored end
+        local by = rule_decide(page, stored, counted)
+        if by then
+          local d = pop(bxor(head(data, 1), qh)) + pop(bxor(head(data, 5), ql))
+          local c = {data = data, d = d, rule = by, counted = counted, key = record_key(data)}
+          if not best or c.counted > best.counted
+            or (c.counted == best.counted
+              and (c.d < best.d or (c.d == best.d and before(c.key, best.key)))) then
+            best = c
+          end
+        end
+      end
+    end
+  end
+  if best then return {best.data, best.d, best.rule} end
+  return nil
+end
+
+if mode == 'decide' then
+  local match = decide(probe())
+  if match and match.err then return match end
+  if match then return {1, match[1], match[2], match[3]} end
+  return {0, 0}
+end
+
 local old = redis.call('HGET', docs, docid)
 local held = old and sub(old, 1, 16) or ''
 if held ~= expect then return {-1, held} end
@@ -121,7 +332,7 @@ local old_fp = sub(expect, 1, 8)
 
 -- the value v into (or out of) table i's bucket f
 local function table_add(i, f, v)
-  local key = KEYS[3 + i]
+  local key = KEYS[5 + i]
   local b = BK[i]
   if b == nil then b = redis.call('HGET', key, f) end
   if not b then redis.call('HSET', key, f, v) return end
@@ -130,7 +341,7 @@ local function table_add(i, f, v)
   redis.call('HSET', key, f, sub(b, 1, at) .. v .. sub(b, at + 1))
 end
 local function table_remove(i, f, v)
-  local key = KEYS[3 + i]
+  local key = KEYS[5 + i]
   if f == F[i] then BK[i] = nil end  -- the probed bucket changes: read it again to add
   local b = redis.call('HGET', key, f)
   if not b then return end
@@ -157,34 +368,62 @@ local function unlink()
   redis.call('HINCRBY', KEYS[1], 'fingerprints', -1)
 end
 
+-- forget the document's signature and its postings (a document without one: nothing)
+local function forget_signature()
+  local data = redis.call('HGET', sigs, docid)
+  if not data then return end
+  redis.call('HDEL', sigs, docid)
+  local sig = parsed(data)
+  if sig.err then return end  -- a damaged signature: verify finds its postings
+  for _, s in ipairs(distinct(sig)) do
+    local name = sentence_key(s)
+    local ids = redis.call('HGET', sents, name) or ''
+    local kept = {}
+    for p = 1, #ids, 16 do
+      local id = sub(ids, p, p + 15)
+      if id ~= docid then kept[#kept + 1] = id end
+    end
+    if #kept > 0 then redis.call('HSET', sents, name, table.concat(kept))
+    else redis.call('HDEL', sents, name) end
+  end
+end
+-- keep the page's signature (ARGV[11], sealed) for the document, and list it under each of its
+-- sentences (its old signature forgotten first, so it is in no posting yet)
+local function keep_signature()
+  local sealed = ARGV[11]
+  if sealed == '' then return end
+  local sig = parsed(sealed)
+  if sig.err then return end
+  redis.call('HSET', sigs, docid, sealed)
+  for _, s in ipairs(distinct(sig)) do
+    local name = sentence_key(s)
+    local ids = redis.call('HGET', sents, name)
+    redis.call('HSET', sents, name, (ids or '') .. docid)
+  end
+end
+
 if mode == 'remove' then
   if expect == '' then return {0, 0} end
   redis.call('HDEL', docs, docid)
   unlink()
+  forget_signature()
   return {0, 1}
 end
 
 local fp = ARGV[9]
 if mode == 'check' then
-  local found = probe()
-  -- the document's own entry is no match, unless another document shares its fingerprint
-  local own = expect ~= '' and redis.call('HGET', fps, old_fp) == docid
-  local matches = {}
-  for c = 1, #found, 3 do
-    local i = found[c] + 1
-    if not (own and F[i] == OF[i] and found[c + 1] == OV[i]) then
-      matches[#matches + 1] = found[c]
-      matches[#matches + 1] = found[c + 1]
-      matches[#matches + 1] = found[c + 2]
-    end
-  end
-  if #matches > 0 then return {1, matches} end
+  local match = decide(probe())
+  if match and match.err then return match end
+  if match then return {1, match[1], match[2], match[3]} end
 elseif mode ~= 'insert' then
   return redis.error_reply('SIMHASHMODE unknown mode ' .. mode)
 end
 
--- store: the record, its fingerprint's link, and a fingerprint new to the index in the tables
+-- store: the record, its signature and postings, its fingerprint's link, and a fingerprint new
+-- to the index in the tables
 redis.call('HSET', docs, docid, ARGV[8])
+if expect ~= '' then forget_signature() end
+keep_signature()
 if expect ~= '' then
   if old_fp == fp then return {0, 0} end
   unlink()

@@ -1,0 +1,243 @@
+"""The two-rule decision on the Redis index: for random page signatures, the script decides
+exactly as the LMDB index does (the reference), on one server and on the 3-master cluster;
+signatures and postings follow inserts, replacements and removals, and copies carry them."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import uuid
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.index.documents import Match
+from scrapy_simhash.index.records import DamagedIndexError, doc_id, sealed
+from scrapy_simhash.index.redis_index import RULE_FIELDS, RedisIndex
+from scrapy_simhash.text.signature import DEFAULT_RULE, SENTENCES, PageSignature
+
+_SETTINGS = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+def _flip(rng: random.Random, value: int, bits: int) -> int:
+    for bit in rng.sample(range(64), bits):
+        value ^= 1 << bit
+    return value
+
+
+class _Pages:
+    """Random pages: fingerprints near a few bases (0 to 8 bits off) or anywhere, sentences
+    from a few articles' sets (0 to 8 of them), a few boilerplate sentences that many pages
+    hold (the guard), words and numbers near or far."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = rng = random.Random(seed)
+        self.bases = [rng.getrandbits(64) for _ in range(3)]
+        self.articles = [[rng.getrandbits(64) for _ in range(10)] for _ in range(4)]
+        self.boilerplate = [rng.getrandbits(64) for _ in range(3)]
+        self.numbers = [rng.getrandbits(64) for _ in range(2)]
+
+    def signature(self) -> PageSignature:
+        rng = self.rng
+        if rng.random() < 0.8:
+            fingerprint = _flip(rng, rng.choice(self.bases), rng.choice([0, 1, 2, 3, 3, 4, 6, 8]))
+        else:
+            fingerprint = rng.getrandbits(64)
+        article = rng.choice(self.articles)
+        sentences = rng.sample(article, rng.randint(0, SENTENCES))
+        sentences += rng.sample(self.boilerplate, rng.randint(0, 2))
+        while len(sentences) < SENTENCES and rng.random() < 0.4:
+            sentences.append(rng.getrandbits(64))  # a sentence of its own
+        rng.shuffle(sentences)
+        sentences = sentences[:SENTENCES]
+        words = rng.choice([0, 40, 90, 100, 110, 200, 400])
+        numbers = _flip(rng, rng.choice(self.numbers), rng.choice([0, 5, 15, 21, 30]))
+        return PageSignature(
+            fingerprint, tuple(sentences), words, numbers, rng.choice([0, 2, 3, 5, 10])
+        )
+
+
+def _decided(match: Match | None) -> tuple[str, str, int] | None:
+    return None if match is None else (match.key, match.rule, match.distance)
+
+
+def _same_decisions(url: str, seed: int, steps: int = 60) -> None:
+    pages = _Pages(seed)
+    rng = pages.rng
+    key = f"rule:{uuid.uuid4().hex}"
+    with (
+        tempfile.TemporaryDirectory() as directory,
+        SimhashIndex(directory) as lmdb,
+        RedisIndex(url, key) as redis,
+    ):
+        try:
+            keys: list[str] = []
+            step = 0
+            while step < steps:
+                roll = rng.random()
+                if keys and roll < 0.15:
+                    page_key = rng.choice(keys)  # the same URL again
+                else:
+                    # keys compared byte by byte (UTF-8), as Python compares str
+                    path = rng.choice(["", "é", "z", "日本", "Z"])
+                    page_key = f"https://site{rng.randint(0, 3)}.example/{path}{step}"
+                    keys.append(page_key)
+                page: int | PageSignature = pages.signature()
+                if rng.random() < 0.1:
+                    page = page.fingerprint  # a bare fingerprint
+                if roll > 0.95:
+                    assert redis.remove(page_key) == lmdb.remove(page_key)
+                elif roll > 0.85:
+                    redis.insert(page, page_key, n=step)
+                    lmdb.insert(page, page_key, n=step)
+                elif roll > 0.75:  # a pipelined run of checks, decided one after the other
+                    run = [
+                        (pages.signature(), f"https://run.example/{step}-{i}", {}) for i in range(5)
+                    ]
+                    expected = [_decided(lmdb.check_and_insert(p, k, **r)) for p, k, r in run]
+                    assert [_decided(m) for m in redis.check_and_insert_many(run)] == expected
+                    keys += [k for _, k, _ in run]
+                else:
+                    other = rng.choice([None, page_key, *keys[-3:]])
+                    assert _decided(redis.decide(page, other)) == _decided(lmdb.decide(page, other))
+                    expected = _decided(lmdb.check_and_insert(page, page_key, n=step))
+                    assert _decided(redis.check_and_insert(page, page_key, n=step)) == expected, (
+                        step
+                    )
+                step += 1
+            assert len(redis) == len(lmdb)
+            for page_key in keys:
+                assert redis.signature(page_key) == lmdb.signature(page_key)
+                got, want = redis.get(page_key), lmdb.get(page_key)
+                assert (got is None) == (want is None)
+                if got is not None:
+                    assert got.fingerprint == want.fingerprint
+                    assert got.record.get("n") == want.record.get("n")
+            assert redis.verify() == []
+            assert lmdb.verify() == []
+        finally:
+            redis.drop()
+
+
+@_SETTINGS
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_script_decides_as_the_lmdb_index(redis_server, seed):
+    _same_decisions(redis_server.url, seed)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_script_decides_as_the_lmdb_index_on_the_cluster(redis_cluster, seed):
+    _same_decisions(redis_cluster.url, seed)
+
+
+def test_the_rule_parameters_come_from_python():
+    assert set(RULE_FIELDS) == set(DEFAULT_RULE.__dataclass_fields__)
+
+
+@pytest.fixture
+def key(redis_server):
+    """A new index key, its keys deleted after the test."""
+    name = f"t:{uuid.uuid4().hex}"
+    yield name
+    with redis_server.client() as client:
+        doomed = list(client.scan_iter(match=f"{{{name}}}*"))
+        if doomed:
+            client.delete(*doomed)
+
+
+def _page(fingerprint: int, sentences: tuple[int, ...], words: int = 500) -> PageSignature:
+    return PageSignature(fingerprint, sentences, words)
+
+
+def test_signatures_and_postings_follow_the_documents(redis_server, key):
+    tag = f"{{{key}}}"
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        a = _page(0, (1, 2, 3, 4))
+        ix.insert(a, "a")
+        ix.insert(_page(1 << 40, (3, 4, 5)), "b")
+        assert ix.signature("a") == a and ix.signatures(["b", "c"])[1] is None
+        assert client.hlen(f"{tag}:sigs") == 2
+        assert client.hget(f"{tag}:sents", (3).to_bytes(8, "big")) == b"".join(
+            doc_id(k) for k in ("a", "b")
+        )
+        # the same bytes as an LMDB index's sigs values
+        assert client.hget(f"{tag}:sigs", doc_id("a")) == sealed(a.pack(), doc_id("a"))
+        ix.insert(_page(0, (1, 9)), "a")  # replaced: its old sentences are unlisted
+        assert client.hget(f"{tag}:sents", (2).to_bytes(8, "big")) is None
+        assert client.hget(f"{tag}:sents", (3).to_bytes(8, "big")) == doc_id("b")
+        ix.insert(7, "a")  # a bare fingerprint: no signature any more
+        assert ix.signature("a") is None
+        assert client.hget(f"{tag}:sents", (1).to_bytes(8, "big")) is None
+        assert ix.remove("b")
+        assert client.exists(f"{tag}:sigs", f"{tag}:sents") == 0
+        assert ix.verify() == []
+
+
+def test_the_frequency_guard_on_redis(redis_server, key):
+    """As tests/test_signature.py's guard example on LMDB."""
+    shared = (1, 2, 3)
+    far = [0, (1 << 64) - 1, 0x5555_5555_5555_5555, 0xAAAA_AAAA_0000_0000, 0x0F0F_0F0F_0F0F_0F0F]
+    page = _page(far[4], (*shared, 999))
+    with RedisIndex(redis_server.url, key) as ix:
+        for i in range(DEFAULT_RULE.guard):
+            own = tuple(100 * (i + 1) + j for j in range(5))
+            ix.insert(_page(far[i], shared + own), f"p{i}")
+            assert (ix.decide(page) is not None) == (i + 1 < DEFAULT_RULE.guard)
+        assert ix.decide(page) is None
+        ix.remove("p1")  # held by two pages again
+        match = ix.decide(page)
+        assert (match.key, match.rule) == ("p0", "sentences")
+        assert ix.decide(page, "p0").key == "p2"  # another key than the page's own
+        assert ix.check_and_insert(page, "page").key == "p0" and "page" not in ix
+    with RedisIndex(redis_server.url, key, readonly=True) as ix:
+        assert ix.decide(page).key == "p0"
+
+
+def test_copies_carry_the_signatures(redis_server, key, tmp_path):
+    pages = _Pages(5)
+    items = [(pages.signature(), f"k{i}", {"n": i}) for i in range(300)]
+    items += [(i << 20, f"bare{i}", {}) for i in range(20)]
+    with RedisIndex(redis_server.url, key) as ix:
+        ix.insert_many(items)
+        assert ix.compact(str(tmp_path / "copy")) == len(items)
+        with SimhashIndex(tmp_path / "copy") as copy:
+            assert copy.verify() == []
+            for signature, k, _ in items:
+                expected = signature if isinstance(signature, PageSignature) else None
+                assert copy.signature(k) == expected == ix.signature(k)
+            with RedisIndex(redis_server.url, key + ":back") as back:
+                try:
+                    assert back.load(copy) == len(items)
+                    assert back.verify() == []
+                    assert back.signatures([k for _, k, _ in items]) == ix.signatures(
+                        [k for _, k, _ in items]
+                    )
+                finally:
+                    back.drop()
+
+
+def test_verify_finds_damaged_signatures_and_postings(redis_server, key):
+    tag = f"{{{key}}}"
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        ix.insert(_page(0, (1, 2, 3)), "a")
+        ix.insert(_page(1 << 40, (3, 4)), "b")
+        assert ix.verify() == []
+        client.hset(f"{tag}:sents", (9).to_bytes(8, "big"), doc_id("a"))
+        client.hdel(f"{tag}:sents", (4).to_bytes(8, "big"))
+        data = client.hget(f"{tag}:sigs", doc_id("b"))
+        client.hset(f"{tag}:sigs", doc_id("b"), bytes([data[0] ^ 1]) + data[1:])
+        problems = ix.verify()
+        assert any("whose signature lacks it" in p for p in problems)
+        assert any("page signature fails its checksum" in p for p in problems)
+        with pytest.raises(DamagedIndexError):
+            ix.signature("b")
+        client.hset(f"{tag}:sigs", doc_id("b"), b"short")
+        with pytest.raises(DamagedIndexError, match="SIMHASHDAMAGED"):
+            ix.decide(_page(1 << 40, (3, 4, 5)))
