@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.index import IndexMismatchError, SimhashIndex
 from scrapy_simhash.index.documents import Match
 from scrapy_simhash.index.records import DamagedIndexError, doc_id, sealed
 from scrapy_simhash.index.redis_index import RULE_FIELDS, RedisIndex
@@ -241,3 +241,14 @@ def test_verify_finds_damaged_signatures_and_postings(redis_server, key):
         client.hset(f"{tag}:sigs", doc_id("b"), b"short")
         with pytest.raises(DamagedIndexError, match="SIMHASHDAMAGED"):
             ix.decide(_page(1 << 40, (3, 4, 5)))
+
+
+def test_a_redis_index_keeps_whether_numbers_are_features(redis_server, key):
+    with RedisIndex(redis_server.url, key, numbers=False) as index:
+        assert index.numbers is False
+        assert index.stats()["numbers"] is False
+    with pytest.raises(IndexMismatchError, match="numbers=False, not True"):
+        RedisIndex(redis_server.url, key, numbers=True)
+    with RedisIndex(redis_server.url, key) as index:  # None: as stored
+        assert index.numbers is False
+        index.drop()

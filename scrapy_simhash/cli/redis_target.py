@@ -151,7 +151,9 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
         assert isinstance(dest, RedisTarget)
         try:
             with SimhashIndex(source, readonly=True, create=False) as lmdb_index:
-                redis_index = RedisIndex(dest.url, dest.key, layout=lmdb_index.layout)
+                redis_index = RedisIndex(
+                    dest.url, dest.key, layout=lmdb_index.layout, numbers=lmdb_index.numbers
+                )
                 try:
                     if len(redis_index):
                         raise CliError(f"{dest} key {dest.key} holds an index already")

@@ -210,11 +210,12 @@ def open_redis_index(config: SimhashConfig, spider: str) -> RedisIndex:
     try:
         index = RedisIndex(config.redis_url, key, config.max_distance, config.expected_size,
                            reset=config.reset_key is not None, cluster=config.redis_cluster,
-                           options=config.redis_params)  # fmt: skip
+                           options=config.redis_params, numbers=config.numbers)  # fmt: skip
         index.check_eviction()
     except IndexMismatchError as exc:
         problem = (
-            f"{exc}. Set SIMHASH_MAX_DISTANCE to the index's value, or another SIMHASH_REDIS_KEY "
+            f"{exc}. Set SIMHASH_MAX_DISTANCE (and SIMHASH_NUMBERS) to the index's value, or "
+            f"another SIMHASH_REDIS_KEY "
             f"(or SIMHASH_RESET = {key!r}) to start a new index"
         )
     except ValueError as exc:  # a server that may evict the index

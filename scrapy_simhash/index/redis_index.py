@@ -318,6 +318,7 @@ class RedisIndex(IndexFace):
         cluster: bool | None = None,
         client: Any = None,
         options: dict[str, Any] | None = None,
+        numbers: bool | None = None,
     ) -> None:
         self.url = redact(url)
         self.key = check_prefix(key)
@@ -337,7 +338,7 @@ class RedisIndex(IndexFace):
         self._rule_args: tuple[Rule | None, list[str]] = (None, [])
         self._queries = 0
         try:
-            self._open(max_distance, expected_size, layout, reset)
+            self._open(max_distance, expected_size, layout, reset, numbers)
         except BaseException:  # a refused index leaves no connection open
             self.client.close()
             raise
@@ -345,7 +346,12 @@ class RedisIndex(IndexFace):
     # -- meta ------------------------------------------------------------------------------
 
     def _open(
-        self, max_distance: int | None, expected_size: int, layout: Layout | None, reset: bool
+        self,
+        max_distance: int | None,
+        expected_size: int,
+        layout: Layout | None,
+        reset: bool,
+        numbers: bool | None,
     ) -> None:
         stored = self._read_meta()
         if stored and reset:
@@ -357,8 +363,11 @@ class RedisIndex(IndexFace):
                 raise ValueError(f"no index at {self.path}")
             k = DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
             new_layout = choose_layout(k, expected_size) if layout is None else layout
-            stored = self._create_meta(new_layout, choose_field_bits(new_layout, expected_size))
-        self.layout = self._check_meta(stored, max_distance, layout)
+            field_bits = choose_field_bits(new_layout, expected_size)
+            stored = self._create_meta(new_layout, field_bits, numbers is not False)
+        self.layout = self._check_meta(stored, max_distance, layout, numbers)
+        #: Whether numbers are features of the fingerprints the index holds (as on LMDB).
+        self.numbers = stored.get("numbers", "1") == "1"
         self.max_distance = self.layout.max_distance
         self._split = _Split(int(stored["field_bits"]))
         self._token = stored["created"]
@@ -380,11 +389,12 @@ class RedisIndex(IndexFace):
         raw = self.client.hgetall(self._meta)
         return {bytes(k).decode(): bytes(v).decode() for k, v in raw.items()}
 
-    def _create_meta(self, layout: Layout, field_bits: int) -> dict[str, str]:
+    def _create_meta(self, layout: Layout, field_bits: int, numbers: bool) -> dict[str, str]:
         """Write a new index's meta unless another process wrote one first; the meta."""
         meta = {
             "format_version": str(REDIS_FORMAT_VERSION),
             "fingerprint_version": str(FINGERPRINT_VERSION),
+            "numbers": "1" if numbers else "0",
             "max_distance": str(layout.max_distance),
             "layout": layout.to_json(),
             "field_bits": str(field_bits),
@@ -404,7 +414,11 @@ class RedisIndex(IndexFace):
         raise IndexMismatchError(f"index {self.path} has a meta without a layout")
 
     def _check_meta(
-        self, stored: dict[str, str], max_distance: int | None, layout: Layout | None
+        self,
+        stored: dict[str, str],
+        max_distance: int | None,
+        layout: Layout | None,
+        numbers: bool | None = None,
     ) -> Layout:
         def differ(what: str, on_server: object, wanted: object) -> IndexMismatchError:
             return IndexMismatchError(
@@ -426,6 +440,9 @@ class RedisIndex(IndexFace):
             if isinstance(exc, IndexMismatchError):
                 raise
             raise IndexMismatchError(f"index {self.path}: bad meta ({exc})") from None
+        with_numbers = stored.get("numbers", "1") == "1"
+        if numbers is not None and numbers != with_numbers:
+            raise differ("numbers", with_numbers, numbers)
         if max_distance is not None and max_distance != on_server.max_distance:
             raise differ("max_distance", on_server.max_distance, max_distance)
         if layout is not None and layout != on_server:
@@ -894,6 +911,7 @@ class RedisIndex(IndexFace):
             "field_bits": self._split.bits,
             "max_distance": self.max_distance,
             "fingerprint_version": FINGERPRINT_VERSION,
+            "numbers": self.numbers,
             "format_version": REDIS_FORMAT_VERSION,
             "maxmemory_policy": self.eviction_policy(),
             "expected_candidates_per_probe": layout.candidates_per_probe(fingerprints),
@@ -1001,7 +1019,8 @@ class RedisIndex(IndexFace):
         os.makedirs(dest, exist_ok=True)
         if os.listdir(dest):
             raise ValueError(f"dest {dest!r} must be an empty directory")
-        with SimhashIndex(dest, self.max_distance, layout=self.layout) as copy:
+        copy = SimhashIndex(dest, self.max_distance, layout=self.layout, numbers=self.numbers)
+        with copy:
             return copy.insert_many(signed_items(self))
 
     def load(self, source: Any) -> int:
