@@ -40,13 +40,14 @@ def test_meta_holds_the_parameters(redis_server, key):
     assert set(meta) == {
         "format_version",
         "fingerprint_version",
+        "numbers",
         "max_distance",
         "layout",
         "field_bits",
         "created",
         "fingerprints",
     }
-    assert meta["max_distance"] == "3"
+    assert (meta["max_distance"], meta["numbers"]) == ("3", "1")
 
 
 def test_other_parameters_are_refused(redis_server, key):
