@@ -186,12 +186,12 @@ def timed(name, fn):
 if CONFIG.get("profile"):
     import scrapy_simhash.crawl.service as dedup
     import scrapy_simhash.crawl.pages as pages
-    from scrapy_simhash.text.fingerprint import Fingerprinter
     from scrapy_simhash.crawl.middleware import SimhashMiddleware
     from scrapy_simhash.crawl.pipeline import SimhashPipeline
 
     pages.extract_text = timed("extract", pages.extract_text)
-    Fingerprinter.fingerprint = timed("fingerprint", Fingerprinter.fingerprint)
+    # the page signature: the fingerprint and the second signal (what the crawl computes)
+    pages.page_signature = timed("fingerprint", pages.page_signature)
     dedup.DedupService.check = timed("index", dedup.DedupService.check)
     SimhashMiddleware.process_response = timed("middleware", SimhashMiddleware.process_response)
     SimhashPipeline.process_item = timed("pipeline", SimhashPipeline.process_item)

@@ -22,8 +22,9 @@ startup included), peak RSS (the largest resident memory of the crawl process an
 processes together, sampled every 100 ms by the small launcher the crawl is forked from, see
 ``_crawl_site.LAUNCHER``), and ratios against ``trafilatura``. Then the same
 modes on the first ``--small`` pages (does peak memory stay flat as the crawl grows?), and the
-plugin's CPU time split into extraction, fingerprint and index (timers wrapped around those
-steps in the plugin runs: two ``time.process_time()`` calls a step, microseconds a page;
+plugin's CPU time split into extraction, page signature (fingerprint and sentences) and index
+(timers wrapped around those steps in the plugin runs: two ``time.process_time()`` calls a
+step, microseconds a page;
 ``--no-breakdown`` leaves them out).
 
     .venv/bin/python bench/crawl_bench.py                     # ~2000 pages, 3 rounds
@@ -409,7 +410,7 @@ def report(modes: list[str], results: dict, n: int, opts: argparse.Namespace) ->
             f"runs,\nmedians, {pages} pages, ms/page):"
         )
         print(
-            f"  extraction {cpu.get('extract', 0) / pages:.2f}, fingerprint "
+            f"  extraction {cpu.get('extract', 0) / pages:.2f}, page signature "
             f"{cpu.get('fingerprint', 0) / pages:.2f}, index {cpu.get('index', 0) / pages:.2f}, "
             f"rest of the middleware {mw_other / pages:.2f}, pipeline "
             f"{cpu.get('pipeline', 0) / pages:.2f}; Scrapy and the spider {rest / pages:.2f}; "
