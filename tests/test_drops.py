@@ -127,8 +127,10 @@ def test_record_drop_writes_a_record_for_a_stored_page(index):
     assert (drop.kept, drop.distance, drop.seen, drop.record) == ("b", 1, 50.0, {"title": "T"})
     with pytest.raises(ValueError, match="'nowhere' is not stored"):
         index.record_drop(1, "x", "nowhere", 0)
-    with pytest.raises(ValueError, match=r"distance must be in 0\.\.8"):
-        index.record_drop(1, "x", "b", 9)
+    with pytest.raises(ValueError, match=r"distance must be in 0\.\.64"):
+        index.record_drop(1, "x", "b", 65)
+    with pytest.raises(ValueError, match="rule must be one of"):
+        index.record_drop(1, "x", "b", 2, "minhash")
 
 
 def test_groups_join_near_pages_and_their_dropped_copies(index):

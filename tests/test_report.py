@@ -210,3 +210,20 @@ def test_the_report_renders_in_headless_chromium(capsys, index_path, tmp_path):
     # Not blank: far from one colour (a white page would be all 0xff but the filter bytes).
     assert len(set(pixels)) > 50
     assert pixels.count(0xFF) < 0.95 * len(pixels)
+
+
+def test_copies_found_by_their_sentences_have_a_bar_beyond_k(capsys, index_path, tmp_path):
+    """A copy found by the sentence rule may be any number of bits away: the histogram shows
+    0..k, then one bar beyond k (and no such bar when there are none, as above)."""
+    with SimhashIndex(index_path, drop_records=100) as ix:
+        far = A ^ ((1 << 17) - 1)  # 17 bits from the story
+        ix.record_drop(far, "https://d.example/moved", "https://a.example/story", 17, "sentences")
+        assert ix.dropped("https://d.example/moved").rule == "sentences"
+    page = make(capsys, index_path, tmp_path / "report.html")
+    bars = page.cssselect("#distances rect")
+    assert [b.findtext("title") for b in bars][-2:] == [
+        "distance 3: 1 drops",
+        "beyond 3, by sentences: 1 drops",
+    ]
+    labels = [t.text for t in page.cssselect("#distances text")]
+    assert ">3" in labels

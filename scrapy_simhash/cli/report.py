@@ -38,7 +38,7 @@ class Report:
 
     path: str
     totals: dict[str, Any]
-    distances: list[int]  # drops at distance 0..k
+    distances: list[int]  # drops at distance 0..k, then beyond k (the sentence rule's) if any
     site_pairs: list[tuple[str, str, int]]  # (dropped page's site, kept page's site, drops)
     groups: list[dict[str, Any]]
     urls: list[list[Any]]  # ["kept" | "dropped", url, duplicate of, distance]
@@ -59,15 +59,18 @@ def gather(index: SimhashIndex, k: int, source: str) -> Report:
     drops: list[Drop] = list(index.drops())
     left_out: list[str] = []  # what the page leaves out, in the order of its notes
     groups = _groups_shown(index, k, left_out)
-    distances = [0] * (index.max_distance + 1)
+    k_index = index.max_distance
+    distances = [0] * (k_index + 2)  # the last: beyond k, found by their sentences
     pairs: Counter[tuple[str, str]] = Counter()
     for drop in drops:
-        distances[drop.distance] += 1
+        distances[min(drop.distance, k_index + 1)] += 1
         pairs[site(drop.key), site(drop.kept)] += 1
     most = LIMITS["site_pairs"]
     site_pairs = [(a, b, n) for (a, b), n in pairs.most_common(most)]
     if len(pairs) > most:
         left_out.append(f"{len(pairs) - most:,} less frequent site pairs")
+    if not distances[-1]:
+        distances.pop()
     urls = _search_urls(index, drops, left_out)
     return Report(source, _totals(index, k, drops), distances, site_pairs, groups, urls, left_out)
 
@@ -224,8 +227,9 @@ def _cards(totals: dict[str, Any]) -> str:
     return f'<div class="cards">{cards}</div>'
 
 
-def _histogram(distances: list[int]) -> str:
-    """Drops per distance, as SVG bars."""
+def _histogram(distances: list[int], k: int) -> str:
+    """Drops per distance 0..k, as SVG bars, and a bar of those beyond k (found by the
+    sentence rule) when there are some."""
     width, height, bar = 60 * len(distances) + 40, 180, 40
     top = max(distances, default=0) or 1
     parts = [
@@ -235,12 +239,15 @@ def _histogram(distances: list[int]) -> str:
     for d, n in enumerate(distances):
         h = round(120 * n / top)
         x = 30 + 60 * d
+        what, label = (
+            (f"distance {d}", str(d)) if d <= k else (f"beyond {k}, by sentences", f">{k}")
+        )
         parts.append(
             f'<rect x="{x}" y="{140 - h}" width="{bar}" height="{h}" fill="#3b7dd8">'
-            f"<title>distance {d}: {n:,} drops</title></rect>"
+            f"<title>{what}: {n:,} drops</title></rect>"
         )
         parts.append(f'<text x="{x + bar / 2}" y="{134 - h}" text-anchor="middle">{n:,}</text>')
-        parts.append(f'<text x="{x + bar / 2}" y="158" text-anchor="middle">{d}</text>')
+        parts.append(f'<text x="{x + bar / 2}" y="158" text-anchor="middle">{label}</text>')
     axis = "Hamming distance to the kept page"
     parts.append(f'<text x="{width / 2}" y="176" text-anchor="middle">{axis}</text>')
     parts.append("</svg>")
@@ -308,7 +315,7 @@ def render(report: Report) -> str:
         items = "".join(f"<li>{_e(x)}</li>" for x in report.left_out)
         left_out = f'<section id="left-out"><h2>Left out</h2><ul>{items}</ul></section>'
     facts = [
-        ("k (largest distance dropped)", totals["k"]),
+        ("k (the Hamming rule's largest distance)", totals["k"]),
         ("groups within", totals["groups_within"]),
         ("drops in dry runs", totals["dropped_in_dry_runs"]),
         ("oldest entry", totals["oldest_entry"]),
@@ -318,6 +325,7 @@ def render(report: Report) -> str:
         ("index format", totals["format_version"]),
     ]
     fact_rows = "".join(f"<tr><th>{_e(a)}</th><td>{_e(b)}</td></tr>" for a, b in facts)
+    histogram = _histogram(report.distances, totals["k"])
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -330,7 +338,7 @@ def render(report: Report) -> str:
 <section id="totals"><h2>Totals</h2>{_cards(totals)}<table>{fact_rows}</table></section>
 <section id="sites"><h2>Who copies whom: drops per pair of sites</h2>
 {_site_pairs(report.site_pairs)}</section>
-<section id="histogram"><h2>How near the copies were</h2>{_histogram(report.distances)}</section>
+<section id="histogram"><h2>How near the copies were</h2>{histogram}</section>
 <section id="groups"><h2>The largest groups</h2>{_groups(report.groups)}</section>
 <section id="search"><h2>Find a URL</h2>
 <input type="search" id="q" placeholder="part of a URL" autocomplete="off">

@@ -374,7 +374,7 @@ class SimhashIndex(IndexFace):
         ``kept`` is not stored."""
         fingerprint = signed(fingerprint)[0]
         entry = Entry(check_key(key), record)
-        distance = check_distance(distance, "distance")
+        distance = check_distance(distance, "distance", 64)  # a sentence-rule drop: any
         rule_code(rule)
         with self._write(single=True) as txn:
             if txn.get(doc_id(check_key(kept)), db=self._docs.docs) is None:
