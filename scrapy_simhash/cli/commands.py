@@ -244,9 +244,7 @@ def cmd_lookup(args: argparse.Namespace, out: Output) -> int:
             matches.append(decided)
     count = out.write_rows(MATCH_COLUMNS, (match_row(m) for m in matches))
     if decided is not None and decided.rule != "hamming":
-        out.note(
-            f"{decided.key} shares its long sentences: a near duplicate by the {decided.rule} rule"
-        )
+        out.note(f"{decided.key} shares its long sentences: a near duplicate by the sentence rule")
     if not count:
         out.note(f"no stored page within {k} bits of {format_fp(fingerprint)}")
     return 0
@@ -296,7 +294,7 @@ def _explain_drop(drop: Drop, out: Output) -> None:
         (
             action,
             f"{row['dropped']}: duplicate of {kept} at distance {drop.distance}"
-            + ("" if drop.rule == "hamming" else f", by the {drop.rule} rule"),
+            + ("" if drop.rule == "hamming" else ", by the sentence rule"),
         ),
         ("fingerprint", row["fingerprint"]),
     ]
