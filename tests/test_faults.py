@@ -411,4 +411,4 @@ def test_an_injected_io_error_on_one_commit_is_retried_and_loses_nothing(tmp_pat
             "heatwave-grid.html",
             "library-night-school.html",
         ]
-        assert reopened.drop_count() == 6
+        assert reopened.drop_count() == 7

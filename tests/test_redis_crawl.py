@@ -136,7 +136,7 @@ def test_two_scrapy_crawl_processes_share_one_index(tmp_path, redis_server, key)
     assert all(hamming(a, b) > 3 for i, a in enumerate(fingerprints) for b in fingerprints[i + 1 :])
     stats = [simhash_stats(e) for e in errors]
     assert sum(s.get("simhash/unique", 0) for s in stats) == 5
-    assert sum(s["simhash/checked"] for s in stats) == 22
+    assert sum(s["simhash/checked"] for s in stats) == 24
     assert all("Simhash index redis://127.0.0.1" in e for e in errors)
     with RedisIndex(redis_server.url, key) as index:
         assert len(index) == 5
