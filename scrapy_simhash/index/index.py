@@ -49,7 +49,7 @@ from .records import (
     Entry,
     check_fingerprint,
     check_key,
-    checked_items,
+    checked_signed_items,
     decode_doc,
     doc_id,
     signed,
@@ -513,20 +513,10 @@ class SimhashIndex(IndexFace):
         """:meth:`check_and_insert` for each ``(fingerprint, key, record)`` in ONE write
         transaction, each item seeing those admitted before it. Every item is checked before
         any is written."""
-        signatures = [
-            item[0] if isinstance(item, tuple) and isinstance(item[0], PageSignature) else None
-            for item in items
-        ]
-        checked = checked_items(
-            (s.fingerprint, *item[1:]) if s is not None else item
-            for s, item in zip(signatures, items, strict=True)
-        )
+        checked = checked_signed_items(items)
         now = time.time()
         with self._write() as txn:
-            return [
-                self._check_and_store(txn, fp, sig, key, e, now)
-                for (fp, key, e), sig in zip(checked, signatures, strict=True)
-            ]
+            return [self._check_and_store(txn, fp, sig, key, e, now) for fp, key, e, sig in checked]
 
     def decide(self, signature: int | PageSignature, key: str | None = None) -> Match | None:
         """The stored document (other than ``key``) that a page with this fingerprint or

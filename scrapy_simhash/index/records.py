@@ -110,6 +110,28 @@ def checked_items(items: Iterable[tuple[Any, Any, Any]]) -> list[tuple[int, str,
     return checked
 
 
+#: A checked item that may carry its page signature.
+SignedItem = tuple[int, str, Entry, PageSignature | None]
+
+
+def checked_signed_items(items: Iterable[Any]) -> list[SignedItem]:
+    """``(fingerprint or signature, key, record)`` items checked and encoded, before any is
+    written, each with its signature (None for a bare fingerprint)."""
+    signatures = []
+    plain = []
+    for item in items:
+        if isinstance(item, tuple) and item and isinstance(item[0], PageSignature):
+            signatures.append(item[0])
+            item = (signed(item[0])[0], *item[1:])
+        else:
+            signatures.append(None)
+        plain.append(item)
+    return [
+        (fp, key, entry, sig)
+        for (fp, key, entry), sig in zip(checked_items(plain), signatures, strict=True)
+    ]
+
+
 class DamagedIndexError(ValueError):
     """Something read from the index cannot be decoded: the index is damaged."""
 

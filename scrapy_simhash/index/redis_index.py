@@ -108,10 +108,10 @@ from .meta import DEFAULT_MAX_DISTANCE, IndexMismatchError, check_open
 from .pairs import document_pairs
 from .records import (
     DamagedIndexError,
-    Entry,
+    SignedItem,
     check_fingerprint,
     check_key,
-    checked_items,
+    checked_signed_items,
     decode_doc,
     doc_id,
     sealed,
@@ -234,28 +234,6 @@ class _Split:
     @property
     def width(self) -> int:  # bytes of a value
         return 8 - self.bits // 8
-
-
-#: A checked item: fingerprint, key, encoded record, page signature (None: a bare fingerprint).
-_Item = tuple[int, str, Entry, PageSignature | None]
-
-
-def _items(items: Iterable[Any]) -> list[_Item]:
-    """``(fingerprint or signature, key, record)`` items checked and encoded, before any is
-    sent."""
-    signatures = []
-    plain = []
-    for item in items:
-        if isinstance(item, tuple) and item and isinstance(item[0], PageSignature):
-            signatures.append(item[0])
-            item = (signed(item[0])[0], *item[1:])
-        else:
-            signatures.append(None)
-        plain.append(item)
-    return [
-        (fp, key, entry, sig)
-        for (fp, key, entry), sig in zip(checked_items(plain), signatures, strict=True)
-    ]
 
 
 def signed_items(source: Any) -> Iterator[tuple[int | PageSignature, str, dict[str, Any]]]:
@@ -579,7 +557,7 @@ class RedisIndex(IndexFace):
     def _store_args(
         self,
         mode: str,
-        item: _Item,
+        item: SignedItem,
         now: float,
         held: bytes,
     ) -> list[Any]:
@@ -600,7 +578,7 @@ class RedisIndex(IndexFace):
         fingerprint, key, record = decode_doc(bytes(answer[1]))
         return Match(fingerprint, key, int(answer[2]), record, bytes(answer[3]).decode())
 
-    def _decide(self, mode: str, item: _Item) -> Match | None:
+    def _decide(self, mode: str, item: SignedItem) -> Match | None:
         """``check`` or ``insert`` one document, again while another process changes it."""
         self._writable()
         held = b""
@@ -621,7 +599,7 @@ class RedisIndex(IndexFace):
         one. A bare fingerprint is a near duplicate of the nearest stored document within k;
         a page signature is decided by the index's rule, as on LMDB (:class:`Match` ``.rule``
         says which)."""
-        return self._decide("check", _items([(fingerprint, key, record)])[0])
+        return self._decide("check", checked_signed_items([(fingerprint, key, record)])[0])
 
     def check_and_insert_many(
         self, items: Sequence[tuple[int | PageSignature, str, dict[str, Any]]]
@@ -629,13 +607,13 @@ class RedisIndex(IndexFace):
         """:meth:`check_and_insert` for each ``(fingerprint, key, record)``, pipelined: the
         scripts are sent together and run in order, each item seeing those admitted before
         it. Every item is checked before any is sent."""
-        checked = _items(items)
+        checked = checked_signed_items(items)
         self._writable()
         if not checked:
             return []
         return self._pipelined("check", checked)
 
-    def _pipelined(self, mode: str, checked: list[_Item]) -> list[Match | None]:
+    def _pipelined(self, mode: str, checked: list[SignedItem]) -> list[Match | None]:
         """Scripts of ``mode`` for ``checked`` items in one pipeline, the documents' current
         headers read first (one round trip)."""
         docids = [doc_id(item[1]) for item in checked]
@@ -669,7 +647,7 @@ class RedisIndex(IndexFace):
         rule can find it too) and a JSON-serializable ``record`` (a key stored before is
         replaced, and loses its signature when given a bare fingerprint; its first-seen time
         stays unless ``seen=`` is given)."""
-        self._decide("insert", _items([(fingerprint, key, record)])[0])
+        self._decide("insert", checked_signed_items([(fingerprint, key, record)])[0])
 
     def insert_many(self, items: Iterable[tuple[int | PageSignature, str, dict[str, Any]]]) -> int:
         """Store many ``(fingerprint or signature, key, record)``, pipelined :data:`CHUNK` at a
@@ -689,7 +667,7 @@ class RedisIndex(IndexFace):
         return read
 
     def _insert_chunk(self, chunk: list[tuple[int | PageSignature, str, dict[str, Any]]]) -> None:
-        checked = _items(chunk)
+        checked = checked_signed_items(chunk)
         last = {item[1]: i for i, item in enumerate(checked)}  # repeated keys: the last wins
         self._pipelined("insert", [c for i, c in enumerate(checked) if last[c[1]] == i])
 
