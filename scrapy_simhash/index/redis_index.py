@@ -116,8 +116,8 @@ from .records import (
     doc_id,
     sealed,
     signed,
-    unsealed,
 )
+from .sentences import decode_signature, posting_problems, wanted_postings
 
 logger = logging.getLogger(__name__)
 
@@ -257,18 +257,6 @@ def signed_items(source: Any) -> Iterator[tuple[int | PageSignature, str, dict[s
         if len(chunk) == CHUNK:
             yield from flush()
     yield from flush()
-
-
-def _signature_of(data: bytes, docid: bytes) -> PageSignature:
-    """A stored signature (sealed with its document's id), or :class:`DamagedIndexError`."""
-    try:
-        return PageSignature.unpack(unsealed(data, "a page signature", docid))
-    except ValueError as exc:
-        if isinstance(exc, DamagedIndexError):
-            raise
-        raise DamagedIndexError(
-            f"index damaged: a page signature cannot be decoded ({exc})"
-        ) from None
 
 
 class RedisIndex(IndexFace):
@@ -717,7 +705,7 @@ class RedisIndex(IndexFace):
         bare fingerprint)."""
         docid = doc_id(check_key(key))
         data = self.client.hget(self._sigs, docid)
-        return None if data is None else _signature_of(bytes(data), docid)
+        return None if data is None else decode_signature(bytes(data), docid)
 
     def signatures(self, keys: Sequence[str]) -> list[PageSignature | None]:
         """:meth:`signature` for each key, in one round trip."""
@@ -725,7 +713,7 @@ class RedisIndex(IndexFace):
             return []
         docids = [doc_id(check_key(k)) for k in keys]
         return [
-            None if data is None else _signature_of(bytes(data), docid)
+            None if data is None else decode_signature(bytes(data), docid)
             for docid, data in zip(docids, self.client.hmget(self._sigs, docids), strict=True)
         ]
 
@@ -940,17 +928,14 @@ class RedisIndex(IndexFace):
         decodes and belongs to a document, and the postings are exactly the signatures'
         sentences."""
         found: list[str] = []
-        wanted: set[tuple[bytes, bytes]] = set()
-        for docid, data in self.client.hscan_iter(self._sigs, count=CHUNK):
-            docid = bytes(docid)
-            try:
-                signature = _signature_of(bytes(data), docid)
-            except DamagedIndexError as exc:
-                found.append(f"signature of document {docid.hex()}: {exc}")
-                continue
-            if not self.client.hexists(self._docs, docid):
-                found.append(f"signature of document {docid.hex()}, which is not stored")
-            wanted.update((s.to_bytes(8, "big"), docid) for s in signature.sentences)
+        wanted = wanted_postings(
+            (
+                (bytes(docid), bytes(data))
+                for docid, data in self.client.hscan_iter(self._sigs, count=CHUNK)
+            ),
+            lambda docid: bool(self.client.hexists(self._docs, docid)),
+            found,
+        )
         held: set[tuple[bytes, bytes]] = set()
         for key, ids in self.client.hscan_iter(self._sents, count=CHUNK):
             key, ids = bytes(key), bytes(ids)
@@ -960,13 +945,7 @@ class RedisIndex(IndexFace):
             if len(set(listed)) != len(listed):
                 found.append(f"sentence {key.hex()} lists a document twice")
             held.update((key, docid) for docid in listed)
-        for key, docid in sorted(held - wanted)[:20]:
-            found.append(
-                f"sentence {key.hex()} lists document {docid.hex()}, whose signature lacks it"
-            )
-        for key, docid in sorted(wanted - held)[:20]:
-            found.append(f"sentence {key.hex()} of document {docid.hex()} is not listed")
-        return found
+        return found + posting_problems(wanted, held)
 
     def _table_contents(self, i: int, table: str) -> tuple[np.ndarray, list[str]]:
         """The fingerprints table ``i`` holds (sorted), and the problems of its buckets."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..text.signature import PageSignature
 from .records import DamagedIndexError, sealed, unsealed
@@ -52,13 +52,13 @@ class Sentences:
         data = txn.pop(self.sigs, docid)
         if data is None:
             return False
-        for sentence in _decoded(data, docid).sentences:
+        for sentence in decode_signature(data, docid).sentences:
             txn.delete(self.sents, sentence_key(sentence), docid)
         return True
 
     def get(self, txn: Txn, docid: bytes) -> PageSignature | None:
         data = txn.get(docid, db=self.sigs)
-        return None if data is None else _decoded(data, docid)
+        return None if data is None else decode_signature(data, docid)
 
     def shared(
         self, txn: Txn, sentences: Iterable[int], guard: int, exclude: bytes | None = None
@@ -79,31 +79,55 @@ class Sentences:
         """``verify``'s rules for the signatures: each decodes and belongs to a document,
         and the postings are exactly the signatures' sentences."""
         found: list[str] = []
-        wanted: set[tuple[bytes, bytes]] = set()
-        for docid, data in txn.scan(self.sigs):
-            docid = bytes(docid)
-            try:
-                signature = _decoded(data, docid)
-            except DamagedIndexError as exc:
-                found.append(f"signature of document {docid.hex()}: {exc}")
-                continue
-            if txn.get(docid, db=docs) is None:
-                found.append(f"signature of document {docid.hex()}, which is not stored")
-            wanted.update((sentence_key(s), docid) for s in signature.sentences)
+        wanted = wanted_postings(
+            ((bytes(docid), data) for docid, data in txn.scan(self.sigs)),
+            lambda docid: txn.get(docid, db=docs) is not None,
+            found,
+        )
         held = {(bytes(k), bytes(v)) for k, v in txn.scan(self.sents)}
-        for key, docid in sorted(held - wanted)[:20]:
-            found.append(
-                f"sentence {key.hex()} lists document {docid.hex()}, whose signature lacks it"
-            )
-        for key, docid in sorted(wanted - held)[:20]:
-            found.append(f"sentence {key.hex()} of document {docid.hex()} is not listed")
-        return found
+        return found + posting_problems(wanted, held)
 
 
-def _decoded(data: bytes, docid: bytes) -> PageSignature:
+def decode_signature(data: bytes, docid: bytes) -> PageSignature:
+    """A stored signature (sealed with its document's id), or :class:`DamagedIndexError`."""
+    packed = unsealed(data, "a page signature", docid)
     try:
-        return PageSignature.unpack(unsealed(data, "a page signature", docid))
+        return PageSignature.unpack(packed)
     except ValueError as exc:
         raise DamagedIndexError(
             f"index damaged: a page signature cannot be decoded ({exc})"
         ) from None
+
+
+def wanted_postings(
+    sigs: Iterable[tuple[bytes, bytes]], stored: Callable[[bytes], bool], found: list[str]
+) -> set[tuple[bytes, bytes]]:
+    """The ``(sentence key, document id)`` postings that the stored signatures ``sigs``
+    (``(document id, sealed signature)``) call for; a signature that does not decode, or
+    whose document is not ``stored``, is added to ``found``. ``verify``'s first half, on any
+    storage."""
+    wanted: set[tuple[bytes, bytes]] = set()
+    for docid, data in sigs:
+        try:
+            signature = decode_signature(data, docid)
+        except DamagedIndexError as exc:
+            found.append(f"signature of document {docid.hex()}: {exc}")
+            continue
+        if not stored(docid):
+            found.append(f"signature of document {docid.hex()}, which is not stored")
+        wanted.update((sentence_key(s), docid) for s in signature.sentences)
+    return wanted
+
+
+def posting_problems(wanted: set[tuple[bytes, bytes]], held: set[tuple[bytes, bytes]]) -> list[str]:
+    """``verify``'s second half: the postings held that no signature calls for, and those
+    called for and not held (20 of each at most)."""
+    found = [
+        f"sentence {key.hex()} lists document {docid.hex()}, whose signature lacks it"
+        for key, docid in sorted(held - wanted)[:20]
+    ]
+    found += [
+        f"sentence {key.hex()} of document {docid.hex()} is not listed"
+        for key, docid in sorted(wanted - held)[:20]
+    ]
+    return found
