@@ -307,11 +307,15 @@ class Fingerprinter:
                 return found[: self.max_words]
         return found
 
+    def number_tokens(self, tokens: list[str]) -> list[str]:
+        """The tokens that are numbers (none without ``numbers``), in order."""
+        if not self.numbers:
+            return []
+        return [t for t in tokens if t[:1].isdecimal() and is_number(t)]
+
     def word_count(self, tokens: list[str]) -> int:
         """How many of the tokens are words (numbers do not make a text long enough)."""
-        if not self.numbers:
-            return len(tokens)
-        return len(tokens) - sum(map(is_number, [t for t in tokens if t[:1].isdecimal()]))
+        return len(tokens) - len(self.number_tokens(tokens))
 
     def features(self, text: str | Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """Feature hashes (uint64) and their weights (float64, > 0), at most

@@ -60,7 +60,6 @@ from .fingerprint import (
     _minhash_from,
     feature_hashes,
     hamming,
-    is_number,
 )
 
 #: How many of a text's longest sentences its signature keeps.
@@ -229,9 +228,8 @@ def page_signature(
     (under ``fingerprinter.min_words`` content words)."""
     prose = fingerprinter.prose(text)
     tokens = fingerprinter.prose_words(prose)
-    numbers = [t for t in tokens if t[:1].isdecimal()]
-    numbers = [t for t in numbers if is_number(t)] if numbers else numbers
-    words = len(tokens) - len(numbers)  # as Fingerprinter.word_count
+    numbers = fingerprinter.number_tokens(tokens)
+    words = len(tokens) - len(numbers)  # Fingerprinter.word_count, the numbers found once
     if words < fingerprinter.min_words:
         return None
     return PageSignature(
