@@ -351,19 +351,26 @@ local function table_remove(i, f, v)
   if b == '' then redis.call('HDEL', key, f) else redis.call('HSET', key, f, b) end
 end
 
--- detach the document from its old fingerprint; the last document's takes it out of the tables
-local function unlink()
-  local links = redis.call('HGET', fps, old_fp) or ''
+-- take the document out of the packed ids in field f of hash h (the field deleted when no id
+-- is left); true when none is left
+local function drop_id(h, f)
+  local ids = redis.call('HGET', h, f) or ''
   local kept = {}
-  for p = 1, #links, 16 do
-    local id = sub(links, p, p + 15)
+  for p = 1, #ids, 16 do
+    local id = sub(ids, p, p + 15)
     if id ~= docid then kept[#kept + 1] = id end
   end
   if #kept > 0 then
-    redis.call('HSET', fps, old_fp, table.concat(kept))
-    return
+    redis.call('HSET', h, f, table.concat(kept))
+    return false
   end
-  redis.call('HDEL', fps, old_fp)
+  redis.call('HDEL', h, f)
+  return true
+end
+
+-- detach the document from its old fingerprint; the last document's takes it out of the tables
+local function unlink()
+  if not drop_id(fps, old_fp) then return end
   for i = 1, n do table_remove(i, OF[i], OV[i]) end
   redis.call('HINCRBY', KEYS[1], 'fingerprints', -1)
 end
@@ -375,17 +382,7 @@ local function forget_signature()
   redis.call('HDEL', sigs, docid)
   local sig = parsed(data)
   if sig.err then return end  -- a damaged signature: verify finds its postings
-  for _, s in ipairs(distinct(sig)) do
-    local name = sentence_key(s)
-    local ids = redis.call('HGET', sents, name) or ''
-    local kept = {}
-    for p = 1, #ids, 16 do
-      local id = sub(ids, p, p + 15)
-      if id ~= docid then kept[#kept + 1] = id end
-    end
-    if #kept > 0 then redis.call('HSET', sents, name, table.concat(kept))
-    else redis.call('HDEL', sents, name) end
-  end
+  for _, s in ipairs(distinct(sig)) do drop_id(sents, sentence_key(s)) end
 end
 -- keep the page's signature (ARGV[11], sealed) for the document, and list it under each of its
 -- sentences (its old signature forgotten first, so it is in no posting yet)
