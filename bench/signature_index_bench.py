@@ -29,7 +29,9 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -47,68 +49,62 @@ def pages(n: int, seed: int, offset: int = 0) -> list[tuple[PageSignature, str]]
     return out
 
 
-def measure(path: Path, items: list, probes: list, signed: bool) -> dict[str, float]:
-    def first(x: PageSignature) -> PageSignature | int:
-        return x if signed else x.fingerprint
+def _first(signed: bool) -> Callable[[PageSignature], PageSignature | int]:
+    """What the index is given: the page signature, or its bare fingerprint."""
+    return (lambda x: x) if signed else (lambda x: x.fingerprint)
 
+
+def _probes(index: Any, probes: list, first: Callable) -> tuple[list[float], float]:
+    """The seconds of each ``decide`` (sorted), then single check_and_inserts per second."""
+    times = []
+    for signature, _ in probes:
+        t = time.perf_counter()
+        index.decide(first(signature))
+        times.append(time.perf_counter() - t)
+    started = time.perf_counter()
+    for signature, key in probes[:2000]:
+        index.check_and_insert(first(signature), key + "?new")
+    return sorted(times), 2000 / (time.perf_counter() - started)
+
+
+def _figures(items: list, load: float, times: list[float], single: float, size: int) -> dict:
+    return {
+        "load_per_s": len(items) / load,
+        "p50_us": statistics.median(times) * 1e6,
+        "p99_us": times[int(0.99 * len(times))] * 1e6,
+        "single_per_s": single,
+        "bytes_per_page": size / len(items),
+    }
+
+
+def measure(path: Path, items: list, probes: list, signed: bool) -> dict[str, float]:
+    first = _first(signed)
     with SimhashIndex(path, expected_size=len(items)) as index:
         started = time.perf_counter()
         with index.batch(10_000):
             for signature, key in items:
                 index.check_and_insert(first(signature), key)
         load = time.perf_counter() - started
-        times = []
-        for signature, _ in probes:
-            t = time.perf_counter()
-            index.decide(first(signature))
-            times.append(time.perf_counter() - t)
-        started = time.perf_counter()
-        for signature, key in probes[:2000]:
-            index.check_and_insert(first(signature), key + "?new")
-        single = 2000 / (time.perf_counter() - started)
+        times, single = _probes(index, probes, first)
         size = index.stats(seen=False)["bytes_on_disk"]
-    times.sort()
-    return {
-        "load_per_s": len(items) / load,
-        "p50_us": statistics.median(times) * 1e6,
-        "p99_us": times[int(0.99 * len(times))] * 1e6,
-        "single_per_s": single,
-        "bytes_per_page": size / len(items),
-    }
+    return _figures(items, load, times, single, size)
 
 
 def measure_redis(url: str, items: list, probes: list, signed: bool) -> dict[str, float]:
     from scrapy_simhash.index.redis_index import RedisIndex
 
-    def first(x: PageSignature) -> PageSignature | int:
-        return x if signed else x.fingerprint
-
+    first = _first(signed)
     with RedisIndex(url, f"bench:{uuid.uuid4().hex}", expected_size=len(items)) as index:
         try:
             started = time.perf_counter()
             for i in range(0, len(items), 200):
                 index.check_and_insert_many([(first(s), k, {}) for s, k in items[i : i + 200]])
             load = time.perf_counter() - started
-            times = []
-            for signature, _ in probes:
-                t = time.perf_counter()
-                index.decide(first(signature))
-                times.append(time.perf_counter() - t)
-            started = time.perf_counter()
-            for signature, key in probes[:2000]:
-                index.check_and_insert(first(signature), key + "?new")
-            single = 2000 / (time.perf_counter() - started)
+            times, single = _probes(index, probes, first)
             size = sum(index.memory().values())
         finally:
             index.drop()
-    times.sort()
-    return {
-        "load_per_s": len(items) / load,
-        "p50_us": statistics.median(times) * 1e6,
-        "p99_us": times[int(0.99 * len(times))] * 1e6,
-        "single_per_s": single,
-        "bytes_per_page": size / len(items),
-    }
+    return _figures(items, load, times, single, size)
 
 
 def main(argv: list[str] | None = None) -> int:
