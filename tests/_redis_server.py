@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -192,3 +193,14 @@ def redis_cluster(tmp_path_factory) -> Iterator[RedisClusterServers]:
     server_binary()
     with RedisClusterServers(tmp_path_factory.mktemp("redis-cluster")) as cluster:
         yield cluster
+
+
+@pytest.fixture
+def key(redis_server: RedisServer) -> Iterator[str]:
+    """A new index key, its keys deleted after the test (a module may define its own)."""
+    name = f"t:{uuid.uuid4().hex}"
+    yield name
+    with redis_server.client() as client:
+        doomed = list(client.scan_iter(match=f"{{{name}}}*"))
+        if doomed:
+            client.delete(*doomed)

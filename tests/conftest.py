@@ -123,4 +123,4 @@ def routes(site: SiteServer) -> Iterator[dict[str, tuple[int, str, bytes]]]:
 
 
 # Real redis-server processes (one server, a 3-master cluster) for the Redis index's tests.
-from ._redis_server import redis_cluster, redis_server  # noqa: E402, F401
+from ._redis_server import key, redis_cluster, redis_server  # noqa: E402, F401

@@ -12,17 +12,6 @@ from scrapy_simhash.index.layout import build_layout
 from scrapy_simhash.index.redis_index import RedisIndex, choose_field_bits, redact
 
 
-@pytest.fixture
-def key(redis_server):
-    """A new index key, its keys deleted after the test."""
-    name = f"t:{uuid.uuid4().hex}"
-    yield name
-    with redis_server.client() as client:
-        doomed = list(client.scan_iter(match=f"{{{name}}}*"))
-        if doomed:
-            client.delete(*doomed)
-
-
 def test_all_keys_under_one_hash_tag_and_few_of_them(redis_server, key):
     with RedisIndex(redis_server.url, key, expected_size=10**7) as ix:
         ix.insert_many((i * 0x9E3779B97F4A7C15 % 2**64, f"k{i}", {}) for i in range(5000))

@@ -141,17 +141,6 @@ def test_the_rule_parameters_come_from_python():
     assert set(RULE_FIELDS) == set(DEFAULT_RULE.__dataclass_fields__)
 
 
-@pytest.fixture
-def key(redis_server):
-    """A new index key, its keys deleted after the test."""
-    name = f"t:{uuid.uuid4().hex}"
-    yield name
-    with redis_server.client() as client:
-        doomed = list(client.scan_iter(match=f"{{{name}}}*"))
-        if doomed:
-            client.delete(*doomed)
-
-
 def _page(fingerprint: int, sentences: tuple[int, ...], words: int = 500) -> PageSignature:
     return PageSignature(fingerprint, sentences, words)
 
