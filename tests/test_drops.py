@@ -12,7 +12,9 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash.cli import main
 from scrapy_simhash.index import SimhashIndex
-from scrapy_simhash.index.records import doc_id
+from scrapy_simhash.index.records import DamagedIndexError, doc_id
+from scrapy_simhash.index.redis_index import RedisIndex
+from scrapy_simhash.text.signature import PageSignature
 from tests.test_index import flip
 from tests.test_scrapy_crawl import ARTICLES, COPIES, MIDDLEWARE, SITE, crawl
 
@@ -22,22 +24,43 @@ C = 0x5555AAAA5555AAAA
 NOW = float(int(time.time()))
 
 
+@pytest.fixture(params=["lmdb", "redis"])
+def open_index(request, tmp_path):
+    """Opens the test's index on LMDB or on the real Redis server (the same index each time):
+    ``open_index(drop_records=100, **options)``."""
+    made = []
+
+    def make(drop_records=100, **options):
+        if request.param == "lmdb":
+            ix = SimhashIndex(tmp_path / "ix", drop_records=drop_records, **options)
+        else:
+            server = request.getfixturevalue("redis_server")
+            ix = RedisIndex(server.url, request.getfixturevalue("key"), drop_records=drop_records,
+                            **options)  # fmt: skip
+        made.append(ix)
+        return ix
+
+    yield make
+    for ix in made:
+        ix.close()
+
+
 @pytest.fixture
-def index(tmp_path):
-    with SimhashIndex(tmp_path / "ix", drop_records=100) as ix:
-        ix.insert(A, "a", title="A")
-        ix.insert(B, "b")
-        yield ix
+def index(open_index):
+    ix = open_index()
+    ix.insert(A, "a", title="A")
+    ix.insert(B, "b")
+    return ix
 
 
-# -- the index -------------------------------------------------------------------------------
+# -- the index, on LMDB and on Redis ---------------------------------------------------------
 
 
 def test_a_near_duplicate_is_recorded_with_its_record(index):
     before = time.time()
     assert index.check_and_insert(flip(A, 3, 60), "a-copy", title="Copy").key == "a"
     drop = index.dropped("a-copy")
-    assert (drop.key, drop.kept, drop.distance) == ("a-copy", "a", 2)
+    assert (drop.key, drop.kept, drop.distance, drop.rule) == ("a-copy", "a", 2, "hamming")
     assert drop.fingerprint == flip(A, 3, 60)
     assert drop.record == {"title": "Copy"}
     assert before <= drop.seen <= time.time()
@@ -48,12 +71,25 @@ def test_a_near_duplicate_is_recorded_with_its_record(index):
     assert index.verify() == []
 
 
-def test_nothing_is_recorded_without_drop_records(tmp_path):
-    with SimhashIndex(tmp_path / "ix") as ix:
-        ix.insert(A, "a")
-        assert ix.check_and_insert(flip(A, 1), "copy").key == "a"
-        assert ix.dropped("copy") is None and ix.drop_count() == 0
-        assert list(ix.drops()) == []
+def test_a_drop_by_the_sentence_rule_says_so(index):
+    """The same article in another layout: far fingerprints, 5 of its 8 long sentences."""
+    original = PageSignature(C, tuple(range(1, 9)), 900, 0, 0)
+    moved = PageSignature(flip(C, *range(20)), (1, 2, 3, 4, 5, 40, 41, 42), 800, 0, 0)
+    index.insert(original, "article")
+    match = index.check_and_insert(moved, "moved")
+    assert (match.key, match.rule) == ("article", "sentences")
+    drop = index.dropped("moved")
+    assert (drop.kept, drop.rule, drop.fingerprint) == ("article", "sentences", moved.fingerprint)
+    assert drop.distance == bin(original.fingerprint ^ moved.fingerprint).count("1")
+    assert index.verify() == []
+
+
+def test_nothing_is_recorded_without_drop_records(open_index):
+    ix = open_index(drop_records=0)
+    ix.insert(A, "a")
+    assert ix.check_and_insert(flip(A, 1), "copy").key == "a"
+    assert ix.dropped("copy") is None and ix.drop_count() == 0
+    assert list(ix.drops()) == []
 
 
 def test_a_key_dropped_again_keeps_one_record_the_newest(index):
@@ -94,43 +130,47 @@ def test_removing_a_kept_page_removes_the_records_against_it(index):
     assert index.drop_count() == 0 and index.verify() == []
 
 
-def test_the_oldest_records_are_evicted_beyond_the_bound(tmp_path):
-    path = tmp_path / "ix"
-    with SimhashIndex(path, drop_records=3) as ix:
-        ix.insert(A, "a")
-        for i in range(5):
-            ix.check_and_insert(flip(A, i), f"c{i}")
-        assert [d.key for d in ix.drops()] == ["c2", "c3", "c4"]  # oldest first
-        assert [d.key for d in ix.drops_of("a")] == ["c2", "c3", "c4"]
-        assert ix.verify() == []
+def test_the_oldest_records_are_evicted_beyond_the_bound(open_index):
+    ix = open_index(drop_records=3)
+    ix.insert(A, "a")
+    for i in range(5):
+        ix.check_and_insert(flip(A, i), f"c{i}")
+    assert [d.key for d in ix.drops()] == ["c2", "c3", "c4"]  # oldest first
+    assert [d.key for d in ix.drops_of("a")] == ["c2", "c3", "c4"]
+    assert ix.verify() == []
+    ix.close()
     # The bound is the writer's: a smaller one evicts at the next drop, a read keeps all.
-    with SimhashIndex(path, readonly=True) as ix:
-        assert ix.drop_count() == 3
-    with SimhashIndex(path, drop_records=1) as ix:
-        ix.check_and_insert(flip(A, 7), "c7")
-        assert [d.key for d in ix.drops()] == ["c7"] and ix.verify() == []
+    with open_index(readonly=True) as reader:
+        assert reader.drop_count() == 3
+    with open_index(drop_records=1) as writer:
+        writer.check_and_insert(flip(A, 7), "c7")
+        assert [d.key for d in writer.drops()] == ["c7"] and writer.verify() == []
 
 
-def test_drops_stream_over_many_chunks_oldest_first(tmp_path):
-    """2,500 records, read 1,000 per short read transaction: each once, in arrival order."""
-    with SimhashIndex(tmp_path / "ix", drop_records=5000, sync=False) as ix:
-        ix.insert(A, "a")
-        with ix.batch():
-            for i in range(2500):
-                ix.record_drop(flip(A, i % 64), f"copy{i}", "a", 1, seen=float(i))
-        assert [d.key for d in ix.drops()] == [f"copy{i}" for i in range(2500)]
+def test_drops_stream_over_many_chunks_oldest_first(open_index):
+    """2,500 records, read 1,000 at a time: each once, in arrival order."""
+    ix = open_index(drop_records=5000)
+    ix.insert(A, "a")
+    with ix.batch():
+        for i in range(2500):
+            ix.record_drop(flip(A, i % 64), f"copy{i}", "a", 1, seen=float(i))
+    assert [d.key for d in ix.drops()] == [f"copy{i}" for i in range(2500)]
+    assert ix.verify() == []
 
 
 def test_record_drop_writes_a_record_for_a_stored_page(index):
     index.record_drop(flip(B, 4), "later", "b", 1, title="T", seen=50.0)
     drop = index.dropped("later")
     assert (drop.kept, drop.distance, drop.seen, drop.record) == ("b", 1, 50.0, {"title": "T"})
+    index.record_drop(flip(B, 20, 30), "moved", "b", 21, "sentences")
+    assert (index.dropped("moved").distance, index.dropped("moved").rule) == (21, "sentences")
     with pytest.raises(ValueError, match="'nowhere' is not stored"):
         index.record_drop(1, "x", "nowhere", 0)
     with pytest.raises(ValueError, match=r"distance must be in 0\.\.64"):
         index.record_drop(1, "x", "b", 65)
     with pytest.raises(ValueError, match="rule must be one of"):
         index.record_drop(1, "x", "b", 2, "minhash")
+    assert index.drop_count() == 2 and index.verify() == []
 
 
 def test_groups_join_near_pages_and_their_dropped_copies(index):
@@ -144,6 +184,18 @@ def test_groups_join_near_pages_and_their_dropped_copies(index):
         (["c"], ["c-copy"]),
     ]
     assert [m for m in index.clusters()] == [["a", "a-twin"]]  # clusters: stored pages only
+
+
+def test_reset_empties_the_drop_records(open_index):
+    ix = open_index(drop_records=10)
+    ix.insert(A, "a")
+    ix.check_and_insert(flip(A, 1), "c1")
+    ix.close()
+    ix = open_index(drop_records=10, reset=True)
+    assert ix.drop_count() == 0 and len(ix) == 0
+    ix.insert(A, "a")
+    ix.check_and_insert(flip(A, 1), "c1")
+    assert [d.key for d in ix.drops()] == ["c1"] and ix.verify() == []
 
 
 def test_verify_names_a_damaged_drop_record(tmp_path):
@@ -170,15 +222,52 @@ def test_verify_names_a_damaged_drop_record(tmp_path):
     assert "drop record of 'c1' is not in the arrival order" in problems
 
 
-def test_reset_empties_the_drop_records(tmp_path):
-    with SimhashIndex(tmp_path / "ix", drop_records=10) as ix:
+def test_verify_names_a_damaged_drop_record_on_redis(redis_server, key):
+    with RedisIndex(redis_server.url, key, drop_records=10) as ix:
         ix.insert(A, "a")
         ix.check_and_insert(flip(A, 1), "c1")
-    with SimhashIndex(tmp_path / "ix", reset=True, drop_records=10) as ix:
-        assert ix.drop_count() == 0 and len(ix) == 0
-        ix.insert(A, "a")
-        ix.check_and_insert(flip(A, 1), "c1")
-        assert [d.key for d in ix.drops()] == ["c1"] and ix.verify() == []
+        ix.check_and_insert(flip(A, 2), "c2")
+        ix.check_and_insert(flip(A, 3), "c3")
+        assert ix.verify() == []
+        with redis_server.client() as client:
+            client.zrem(f"{{{key}}}:dseq", doc_id("c1"))  # c1's place in the arrival order
+            c2 = doc_id("c2")
+            record = client.hget(f"{{{key}}}:drops", c2)
+            client.hset(f"{{{key}}}:drops", c2, record[:20])  # c2's record cut short
+            c3 = doc_id("c3")  # c3's record with one byte of its key changed
+            record = client.hget(f"{{{key}}}:drops", c3)
+            client.hset(f"{{{key}}}:drops", c3, record[:47] + b"X" + record[48:])
+        problems = ix.verify()
+        assert f"drop record {c2.hex()}: index damaged: a drop record fails its checksum" in (
+            problems
+        )
+        assert f"drop record {c3.hex()}: index damaged: a drop record fails its checksum" in (
+            problems
+        )
+        assert "drop record of 'c1' is not in the arrival order" in problems
+        with pytest.raises(DamagedIndexError, match="fails its checksum"):
+            ix.dropped("c3")
+
+
+def test_a_redis_drop_record_is_the_lmdb_one_byte_for_byte(tmp_path, redis_server, key):
+    """The script builds the record and its CRC-32 as drops.py does on LMDB."""
+    seen = 1_700_000_000.25
+    with (
+        SimhashIndex(tmp_path / "ix", drop_records=10) as lm,
+        RedisIndex(redis_server.url, key, drop_records=10) as rd,
+    ):
+        for ix in (lm, rd):
+            ix.insert(A, "a")
+            ix.check_and_insert(flip(A, 5), "copy é", seen=seen, title="Ünïcode", n=[1, 2])
+        with redis_server.client() as client:
+            on_redis = client.hget(f"{{{key}}}:drops", doc_id("copy é"))
+    env = lmdb.open(str(tmp_path / "ix"), max_dbs=80, readonly=True)
+    try:
+        with env.begin() as txn:
+            on_lmdb = txn.get(doc_id("copy é"), db=env.open_db(b"drops", txn=txn, create=False))
+    finally:
+        env.close()
+    assert on_redis == on_lmdb and len(on_lmdb) > 60
 
 
 # -- crawls ----------------------------------------------------------------------------------

@@ -14,12 +14,15 @@ from .test_cli import DAY, NOW, A, B, C, _info, _scrapy_simhash, make_project, r
 
 @pytest.fixture
 def key(redis_server):
-    """An index of three entries (A, A within 1 bit, C; one old) under a new key."""
+    """An index of three entries (A, A within 1 bit, C; one old) under a new key, and the
+    drop record of a copy of C."""
     name = f"cli:{uuid.uuid4().hex}"
-    with RedisIndex(redis_server.url, name) as index:
+    with RedisIndex(redis_server.url, name, drop_records=10) as index:
         index.insert(A, "https://a.example/1", seen=NOW - 40 * DAY)
         index.insert(A ^ 1, "https://a.example/copy", seen=NOW)
         index.insert(C, "https://c.example/", seen=NOW)
+        copy = index.check_and_insert(C ^ 6, "https://d.example/c", seen=NOW, title="Copy of C")
+        assert copy.key == "https://c.example/"
         yield name
         index.drop()
 
@@ -38,7 +41,33 @@ def test_info_lookup_explain_dump_clusters(capsys, redis_server, key):
     assert explained["matches"][0]["url"] == "https://a.example/1"
     assert len(run_json(capsys, "dump", "--key", key, url)) == 3
     clusters = run_json(capsys, "clusters", "--key", key, url)
-    assert [c["urls"] for c in clusters] == [["https://a.example/1", "https://a.example/copy"]]
+    assert [c["urls"] for c in clusters] == [
+        ["https://a.example/1", "https://a.example/copy"],
+        ["https://c.example/"],  # with its dropped copy
+    ]
+
+
+def test_drop_records_on_redis_explain_clusters_info_remove(capsys, redis_server, key):
+    url = redis_server.url
+    code, out, _ = run(capsys, "explain", "--key", key, url, "https://d.example/c")
+    lines = dict(line.split(": ", 1) for line in out.splitlines())
+    assert code == 0
+    assert lines["dropped"].strip().endswith(": duplicate of https://c.example/ at distance 2")
+    assert lines["title"].strip() == "Copy of C"
+    kept = run_json(capsys, "explain", "--key", key, url, "https://c.example/")
+    assert [d["url"] for d in kept["dropped_copies"]] == ["https://d.example/c"]
+    code, out, _ = run(capsys, "clusters", "--key", key, url)
+    assert ["2", "2", "dropped", "2", "https://d.example/c"] in [
+        ln.split() for ln in out.splitlines()
+    ]
+    assert run_json(capsys, "info", "--key", key, url)["drop_records"] == 1
+    assert run_json(capsys, "verify", "--key", key, url)["drop_records"] == 1
+    found = run_json(capsys, "lookup", "--key", key, url, "--url", "https://d.example/c")
+    assert found[0]["url"] == "https://c.example/"
+    removed = run_json(capsys, "remove", "--key", key, url, "--url", "https://c.example/")
+    assert removed["drop_records_removed"] == ["https://d.example/c"]
+    with RedisIndex(url, key) as index:
+        assert index.drop_count() == 0 and index.verify() == []
 
 
 def test_remove_and_verify(capsys, redis_server, key):
@@ -55,11 +84,18 @@ def test_compact_copies_between_redis_and_lmdb(capsys, redis_server, key, tmp_pa
     assert copied["entries"] == 3
     with SimhashIndex(tmp_path / "copy") as index:
         assert len(index) == 3 and index.verify() == []
+        drop = index.dropped("https://d.example/c")
+        assert (drop.kept, drop.distance, drop.record) == (
+            "https://c.example/",
+            2,
+            {"title": "Copy of C"},
+        )
     back = f"{key}:back"
     copied = run_json(capsys, "compact", "--key", back, str(tmp_path / "copy"), url)
     assert copied["entries"] == 3
     with RedisIndex(url, back) as index:
         assert len(index) == 3 and index.verify() == []
+        assert index.dropped("https://d.example/c").seen == pytest.approx(NOW)
         assert index.get("https://a.example/1").record["seen"] == pytest.approx(NOW - 40 * DAY)
         index.drop()
 
@@ -76,7 +112,7 @@ def test_errors_are_one_line(capsys, redis_server, key):
 
 
 def test_report_of_a_redis_index(capsys, redis_server, key, tmp_path):
-    """The report reads a Redis index as it reads an LMDB one (no drop records there yet)."""
+    """The report reads a Redis index as it reads an LMDB one, with its drop records."""
     import lxml.html
 
     out = tmp_path / "report.html"
@@ -84,9 +120,9 @@ def test_report_of_a_redis_index(capsys, redis_server, key, tmp_path):
     assert (code, printed) == (0, f"report: {out}\n")
     page = lxml.html.fromstring(out.read_bytes())
     cards = [(c.findtext("b"), c.findtext("span")) for c in page.cssselect(".card")]
-    assert cards[:2] == [("3", "pages kept (entries)"), ("0", "drops recorded")]
+    assert cards[:2] == [("3", "pages kept (entries)"), ("1", "drops recorded")]
     groups = page.cssselect("#groups .group")
-    assert [g.findtext("h3") for g in groups] == ["Group 1: 2 pages"]
+    assert [g.findtext("h3") for g in groups] == ["Group 1: 2 pages", "Group 2: 2 pages"]
 
 
 def test_scrapy_simhash_takes_a_spider_name_for_its_redis_index(redis_server, tmp_path):

@@ -72,8 +72,8 @@ async def test_a_crawl_on_redis_drops_partner_copies_as_on_lmdb(
     site, routes, tmp_path, redis_server, key, caplog
 ):
     """tests/test_signature.py's articles copied into another site's layout: on Redis the
-    same pages are dropped, as duplicates of the same articles, by the same rules as on LMDB
-    (whose drop records say them), and the index keeps the signatures."""
+    same pages are dropped, as duplicates of the same articles, by the same rules as on LMDB,
+    the drop records say so on both, and the index keeps the signatures."""
     caplog.set_level(logging.DEBUG, logger="scrapy_simhash")
     expected = partner_copies(routes)
     on_lmdb = await crawl(MIDDLEWARE, tmp_path / "lmdb", site, start="/partner-index.html")
@@ -95,6 +95,12 @@ async def test_a_crawl_on_redis_drops_partner_copies_as_on_lmdb(
     with RedisIndex(redis_server.url, f"{key}:site") as index:
         assert index.verify() == []
         assert all(index.signature(site.url(p)) is not None for p in ARTICLES)
+        # each drop recorded on the server, in the script that decided it, as on LMDB
+        assert index.drop_count() == len(expected)
+        for path, (article, rule) in expected.items():
+            drop = index.dropped(site.url(path))
+            assert (drop.kept, drop.rule) == (site.url(article), rule)
+            assert drop.record["url"] == site.url(path) and drop.record["title"]
 
 
 @deferred_f_from_coro_f

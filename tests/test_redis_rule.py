@@ -227,6 +227,12 @@ def test_verify_finds_damaged_signatures_and_postings(redis_server, key):
         assert any("page signature fails its checksum" in p for p in problems)
         with pytest.raises(DamagedIndexError):
             ix.signature("b")
+        # the script checks a stored signature's CRC before deciding by it: no wrong answer
+        with pytest.raises(DamagedIndexError, match="a page signature fails its checksum"):
+            ix.decide(_page(1 << 40, (3, 4, 5)))
+        with pytest.raises(DamagedIndexError, match="a page signature fails its checksum"):
+            ix.check_and_insert(_page(1 << 40, (3, 4, 5)), "c")
+        assert "c" not in ix
         client.hset(f"{tag}:sigs", doc_id("b"), b"short")
         with pytest.raises(DamagedIndexError, match="SIMHASHDAMAGED"):
             ix.decide(_page(1 << 40, (3, 4, 5)))

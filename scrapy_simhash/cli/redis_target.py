@@ -95,10 +95,11 @@ def cmd_info(args: argparse.Namespace, out: Output, when: Any) -> int:
         oldest, newest = index.seen_range()
         memory = index.memory()
     shown = ("cluster", "entries", "fingerprints", "layout", "tables", "prefix_bits",
-             "field_bits", "fingerprint_version", "format_version", "maxmemory_policy")  # fmt: skip
+             "field_bits", "fingerprint_version", "numbers", "format_version",
+             "maxmemory_policy")  # fmt: skip
     info: dict[str, Any] = {"url": str(args.index), "key": index.key, "k": index.max_distance}
     info.update({name: stats[name] for name in shown}, layout_name=index.layout.name)
-    info.update(memory)
+    info.update(memory, drop_records=stats["drops"])
     info["oldest_seen"] = oldest.record["seen"] if oldest else None
     info["newest_seen"] = newest.record["seen"] if newest else None
     per = memory["tables_memory"] / stats["fingerprints"] if stats["fingerprints"] else 0
@@ -110,13 +111,16 @@ def cmd_info(args: argparse.Namespace, out: Output, when: Any) -> int:
         ("layout", f"{index.layout.name}: {info['layout']}"),
         ("bucket fields", f"{info['field_bits']} bits"),
         ("fingerprint version", info["fingerprint_version"]),
+        ("numbers", "features" if info["numbers"] else "left out (SIMHASH_NUMBERS)"),
         ("format version", f"{info['format_version']} (Redis)"),
         (
             "server memory",
             f"tables {memory['tables_memory']:,} B ({per:.1f} B/fingerprint), "
             f"records {memory['docs_memory'] + memory['links_memory']:,} B, "
-            f"signatures {memory['signatures_memory']:,} B",
+            f"signatures {memory['signatures_memory']:,} B, "
+            f"drop records {memory['drops_memory']:,} B",
         ),
+        ("drop records", f"{info['drop_records']:,} pages dropped as near duplicates"),
         ("maxmemory-policy", info["maxmemory_policy"]),
         ("oldest", when(oldest)),
         ("newest", when(newest)),

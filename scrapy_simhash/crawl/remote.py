@@ -208,9 +208,17 @@ def open_redis_index(config: SimhashConfig, spider: str) -> RedisIndex:
     index: RedisIndex | None = None
     problem = None
     try:
-        index = RedisIndex(config.redis_url, key, config.max_distance, config.expected_size,
-                           reset=config.reset_key is not None, cluster=config.redis_cluster,
-                           options=config.redis_params, numbers=config.numbers)  # fmt: skip
+        index = RedisIndex(
+            config.redis_url,
+            key,
+            config.max_distance,
+            config.expected_size,
+            reset=config.reset_key is not None,
+            cluster=config.redis_cluster,
+            options=config.redis_params,
+            numbers=config.numbers,
+            drop_records=config.drop_records_max if config.drop_records else 0,
+        )
         index.check_eviction()
     except IndexMismatchError as exc:
         problem = (

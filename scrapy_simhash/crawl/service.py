@@ -352,7 +352,7 @@ class DedupService:
             await maybe_deferred_to_future(self._turns.wait(ticket))
             signed = isinstance(result, PageSignature)
             if signed and self.remote is not None and self._index is not None:
-                checked = self._check_remote(key, result)  # queued in arrival order
+                checked = self._check_remote(key, result, title)  # queued in arrival order
                 self._turns.release(ticket)
                 ticket = None
                 decision = await maybe_deferred_to_future(checked)
@@ -396,11 +396,7 @@ class DedupService:
             return self.skip("index_error")
         fingerprint = signature.fingerprint
         self.stats.inc_value("simhash/checked")
-        record: dict[str, Any] = {"url": key, "run": self.run}
-        if title:
-            record["title"] = title
-        if self.config.dry_run:
-            record["dry_run"] = True
+        record = self._record(key, title)
         try:
             index = writes.writable()
             previous = index.get(key)
@@ -427,7 +423,19 @@ class DedupService:
         writes.checked(Written(signature, key, record))
         return Decision(fingerprint=fingerprint)
 
-    def _check_remote(self, key: str, signature: PageSignature) -> Deferred[Decision]:
+    def _record(self, key: str, title: str | None) -> dict[str, Any]:
+        """What the index keeps of a page, stored or dropped: its URL, the crawl's id, its
+        title, and whether it was checked in a dry run."""
+        record: dict[str, Any] = {"url": key, "run": self.run}
+        if title:
+            record["title"] = title
+        if self.config.dry_run:
+            record["dry_run"] = True
+        return record
+
+    def _check_remote(
+        self, key: str, signature: PageSignature, title: str | None
+    ) -> Deferred[Decision]:
         """:meth:`check` against a Redis index: queued, decided off the reactor thread."""
         assert self.remote is not None
         if self.remote.gave_up:
@@ -445,8 +453,7 @@ class DedupService:
             self.stats.inc_value("simhash/unique")
             return Decision(fingerprint=fingerprint)
 
-        record = {"url": key, "run": self.run}
-        return self.remote.check(key, signature, record).addCallback(decided)
+        return self.remote.check(key, signature, self._record(key, title)).addCallback(decided)
 
     def _duplicate(self, fingerprint: int, of: str, distance: int, rule: str) -> Decision:
         self.stats.inc_value("simhash/duplicate")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +60,16 @@ def rule_code(rule: str) -> int:
         return RULES.index(rule)
     except ValueError:
         raise ValueError(f"rule must be one of {RULES}, got {rule!r}") from None
+
+
+def check_drop_limit(drop_records: object) -> int:
+    """``drop_records`` (an index's bound on its drop records) if it is an int >= 0, else
+    TypeError/ValueError."""
+    if isinstance(drop_records, bool) or not isinstance(drop_records, int):
+        raise TypeError(f"drop_records must be an int, got {type(drop_records).__name__}")
+    if drop_records < 0:
+        raise ValueError(f"drop_records must be >= 0, got {drop_records}")
+    return drop_records
 
 
 def _damaged(exc: Exception) -> DamagedIndexError:
@@ -193,36 +203,50 @@ class Drops:
     # -- checking --------------------------------------------------------------------------
 
     def problems(self, txn: Txn) -> list[str]:
-        """What is wrong with the drop records (``verify``): each decodable, stored under
-        its key's id, in the arrival order under its sequence number, linked from the
-        document it was dropped against, which exists."""
-        problems: list[str] = []
-        ordered = 0
-        linked = 0
-        links = {(bytes(kept), bytes(dropped)) for kept, dropped in txn.scan(self.by_kept)}
-        for dropped, data in txn.scan(self.drops):
-            dropped = bytes(dropped)
-            try:
-                seq, _, _, _, kept, key, _, _ = decode_drop(data)
-            except DamagedIndexError as exc:
-                problems.append(f"drop record {dropped.hex()}: {exc}")
-                continue
-            if doc_id(key) != dropped:
-                problems.append(f"drop record of {key!r} is stored under another id")
-            if txn.get(SEQUENCE.pack(seq), db=self.order) != dropped:
-                problems.append(f"drop record of {key!r} is not in the arrival order")
-            else:
-                ordered += 1
-            if (kept, dropped) not in links:
-                problems.append(f"drop record of {key!r} is not linked from its kept page")
-            else:
-                linked += 1
-            if txn.get(kept, db=self.docs) is None:
-                problems.append(f"drop record of {key!r} names a kept page that is not stored")
-        if txn.count(self.order) != ordered:
-            problems.append(
-                f"{txn.count(self.order)} drops in the arrival order, {ordered} recorded there"
-            )
-        if len(links) != linked:
-            problems.append(f"{len(links)} drop links, {linked} recorded")
-        return problems
+        """What is wrong with the drop records (``verify``, :func:`drop_problems`)."""
+        return drop_problems(
+            ((bytes(d), bytes(data)) for d, data in txn.scan(self.drops)),
+            lambda seq, dropped: txn.get(SEQUENCE.pack(seq), db=self.order) == dropped,
+            txn.count(self.order),
+            {(bytes(kept), bytes(dropped)) for kept, dropped in txn.scan(self.by_kept)},
+            lambda kept: txn.get(kept, db=self.docs) is not None,
+        )
+
+
+def drop_problems(
+    records: Iterable[tuple[bytes, bytes]],
+    in_order: Callable[[int, bytes], bool],
+    order_count: int,
+    links: set[tuple[bytes, bytes]],
+    stored: Callable[[bytes], bool],
+) -> list[str]:
+    """What is wrong with the drop ``records`` (dropped id, record) of an index, LMDB or Redis:
+    each decodable, stored under its key's id, in the arrival order under its sequence number
+    (``in_order(seq, id)``; ``order_count`` ids in that order), linked from the document it
+    was dropped against (``links``: (kept id, dropped id)), which exists (``stored``)."""
+    problems: list[str] = []
+    ordered = 0
+    linked = 0
+    for dropped, data in records:
+        try:
+            seq, _, _, _, kept, key, _, _ = decode_drop(data)
+        except DamagedIndexError as exc:
+            problems.append(f"drop record {dropped.hex()}: {exc}")
+            continue
+        if doc_id(key) != dropped:
+            problems.append(f"drop record of {key!r} is stored under another id")
+        if not in_order(seq, dropped):
+            problems.append(f"drop record of {key!r} is not in the arrival order")
+        else:
+            ordered += 1
+        if (kept, dropped) not in links:
+            problems.append(f"drop record of {key!r} is not linked from its kept page")
+        else:
+            linked += 1
+        if not stored(kept):
+            problems.append(f"drop record of {key!r} names a kept page that is not stored")
+    if order_count != ordered:
+        problems.append(f"{order_count} drops in the arrival order, {ordered} recorded there")
+    if len(links) != linked:
+        problems.append(f"{len(links)} drop links, {linked} recorded")
+    return problems

@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..text.signature import PageSignature
 from .documents import Match
-from .drops import Drop
+from .drops import Drop, rule_code
 from .layout import Layout
 from .meta import check_distance
 from .pairs import Group, components, groups
+from .records import SignedItem, check_key, checked_signed_items
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -51,6 +53,28 @@ class IndexFace:
         return components(self.pairs(max_distance))
 
     def drops(self) -> Iterator[Drop]:
+        raise NotImplementedError
+
+    def record_drop(
+        self,
+        fingerprint: int | PageSignature,
+        key: str,
+        kept: str,
+        distance: int,
+        rule: str = "hamming",
+        **record: Any,
+    ) -> None:
+        """Record ``key`` (``fingerprint``) as dropped, a near duplicate at ``distance`` of
+        the stored key ``kept`` found by ``rule``, with a JSON-serializable ``record`` (its
+        time ``seen``, now unless given), as ``check_and_insert`` does with
+        ``drop_records``; kept to that bound, or to one record when it is 0. ValueError if
+        ``kept`` is not stored."""
+        item = checked_signed_items([(fingerprint, key, record)])[0]
+        distance = check_distance(distance, "distance", 64)  # a sentence-rule drop: any
+        rule_code(rule)
+        self._record_drop(item, check_key(kept), distance, rule)
+
+    def _record_drop(self, item: SignedItem, kept: str, distance: int, rule: str) -> None:
         raise NotImplementedError
 
     def groups(self, max_distance: int | None = None) -> list[Group]:

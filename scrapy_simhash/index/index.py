@@ -28,7 +28,7 @@ from ..text.signature import DEFAULT_RULE, PageSignature
 from . import tables
 from .bulk import gc_paused, prepare, read_items
 from .documents import Documents, Match
-from .drops import BY_KEPT, DROPS, ORDER, Drop, Drops, rule_code
+from .drops import BY_KEPT, DROPS, ORDER, Drop, Drops, check_drop_limit
 from .face import IndexFace, layout_stats
 from .layout import Layout
 from .lmdb_storage import DEFAULT_MAP_SIZE, LmdbStorage
@@ -38,7 +38,6 @@ from .meta import (
     FORMAT_VERSION,
     IndexMismatchError,
     Params,
-    check_distance,
     check_open,
     new_params,
     read_params,
@@ -47,6 +46,7 @@ from .meta import (
 from .pairs import document_pairs
 from .records import (
     Entry,
+    SignedItem,
     check_fingerprint,
     check_key,
     checked_signed_items,
@@ -116,11 +116,7 @@ class SimhashIndex(IndexFace):
         self.readonly = bool(readonly)
         self._create = bool(create) and not self.readonly
         max_distance = check_open(max_distance, expected_size, layout, readonly, reset)
-        if isinstance(drop_records, bool) or not isinstance(drop_records, int):
-            raise TypeError(f"drop_records must be an int, got {type(drop_records).__name__}")
-        if drop_records < 0:
-            raise ValueError(f"drop_records must be >= 0, got {drop_records}")
-        self.drop_records = drop_records
+        self.drop_records = check_drop_limit(drop_records)
         #: The decision rule (:class:`scrapy_simhash.text.signature.Rule`).
         self.rule = DEFAULT_RULE
         if not self._create:
@@ -358,26 +354,10 @@ class SimhashIndex(IndexFace):
                 ahead.close()
         return batch.read
 
-    def record_drop(
-        self,
-        fingerprint: int | PageSignature,
-        key: str,
-        kept: str,
-        distance: int,
-        rule: str = "hamming",
-        **record: Any,
-    ) -> None:
-        """Record ``key`` (``fingerprint``) as dropped, a near duplicate at ``distance`` of
-        the stored key ``kept`` found by ``rule``, with a JSON-serializable ``record`` (its
-        time ``seen``, now unless given), as :meth:`check_and_insert` does with
-        ``drop_records``; kept to that bound, or to one record when it is 0. ValueError if
-        ``kept`` is not stored."""
-        fingerprint = signed(fingerprint)[0]
-        entry = Entry(check_key(key), record)
-        distance = check_distance(distance, "distance", 64)  # a sentence-rule drop: any
-        rule_code(rule)
+    def _record_drop(self, item: SignedItem, kept: str, distance: int, rule: str) -> None:
+        fingerprint, key, entry, _ = item
         with self._write(single=True) as txn:
-            if txn.get(doc_id(check_key(kept)), db=self._docs.docs) is None:
+            if txn.get(doc_id(kept), db=self._docs.docs) is None:
                 raise ValueError(f"{kept!r} is not stored in the index")
             limit = max(self.drop_records, 1)
             self._drops.record(

@@ -17,6 +17,11 @@ index lives in one cluster slot and every script may touch all of its keys:
 * ``{KEY}:sents``: sentence hash (8 bytes, big-endian) -> the ids of the documents whose
   signature holds it, concatenated (a sentence that many pages print is one field whose value
   grows by 16 bytes a page: a page's store rewrites it);
+* ``{KEY}:drops``, ``{KEY}:dseq``, ``{KEY}:dkept``: the drop records (:mod:`.drops`), with
+  ``drop_records`` on: dropped key's id -> the LMDB index's drop record, byte for byte (its
+  CRC-32 computed by the script); the ids by sequence number (a sorted set: the oldest are
+  evicted first beyond the writer's bound); kept document id -> the ids dropped against it.
+  ``meta``'s ``drops_seq`` holds the last sequence number given;
 * ``{KEY}:t00``, ...: one hash per table. A permuted fingerprint's top ``field_bits`` bits
   name its bucket (a hash field); the field's value is the bucket: the other bits of every
   permuted fingerprint in it, each in ``w`` bytes, concatenated in ascending order. Buckets
@@ -31,10 +36,13 @@ EVALSHA and loaded again on NOSCRIPT (after a restart or a failover):
   their Hamming distance to the query (permutations keep distances), and decide by the rule
   of :meth:`.SimhashIndex._decide` (below); when no stored document (the page's own entry
   aside) is a near duplicate, store the record, the signature and its postings, link the
-  record, and add the fingerprint to every table, sorted;
+  record, forget the key's drop record, and add the fingerprint to every table, sorted;
+  else, with drop records on, record the drop (evicting the oldest beyond the bound), in the
+  same script: a decision and its record are never apart;
 * ``decide``: the decision alone, nothing written; ``insert`` and ``remove``: the writes
-  without the check; ``probe``: the probe alone; ``fetch``: the documents of some
-  fingerprints.
+  without the check (``remove`` takes the drop records against the document too);
+  ``drop`` and ``forget``: a drop record written or removed; ``probe``: the probe alone;
+  ``fetch``: the documents of some fingerprints.
 
 The decision, exactly as on LMDB: the documents of every fingerprint within k (the script
 inverts a table's permutation, passed with the arguments, to read ``fps``), nearest first,
@@ -99,9 +107,9 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from ..text.fingerprint import FINGERPRINT_VERSION
-from ..text.signature import DEFAULT_RULE, PageSignature, Rule
+from ..text.signature import DEFAULT_RULE, RULES, PageSignature, Rule
 from .documents import Match
-from .drops import Drop
+from .drops import Drop, check_drop_limit, decode_drop, drop_problems, rule_code
 from .face import IndexFace, layout_stats
 from .layout import MAX_TABLES, Layout, choose_layout
 from .meta import DEFAULT_MAX_DISTANCE, IndexMismatchError, check_open
@@ -113,6 +121,7 @@ from .records import (
     check_key,
     checked_signed_items,
     decode_doc,
+    decode_key,
     doc_id,
     sealed,
     signed,
@@ -122,7 +131,8 @@ from .sentences import decode_signature, posting_problems, wanted_postings
 logger = logging.getLogger(__name__)
 
 #: Version of the Redis key layout written by this module; other versions are refused.
-REDIS_FORMAT_VERSION = 2
+#: 3: drop records.
+REDIS_FORMAT_VERSION = 3
 #: A bucket holds at most about this many fingerprints at the expected size (a check copies
 #: its buckets in the server: at 10^6 and buckets of 1024, 4 tables cost 200 us of server CPU
 #: a check-and-insert).
@@ -137,6 +147,8 @@ CHUNK = 1000
 _AGAIN = 20
 #: The first-seen time in a document record's header, after the fingerprint.
 _SEEN = struct.Struct(">d")
+#: The script's argument (0-based) saying what mode ``drop`` records.
+_DROPPING = 16
 
 SCRIPT = resources.files(__package__).joinpath("redis_script.lua").read_text()
 #: The rule's parameters the script reads (by name): every field of :class:`Rule`.
@@ -259,6 +271,24 @@ def signed_items(source: Any) -> Iterator[tuple[int | PageSignature, str, dict[s
     yield from flush()
 
 
+def copy_drops(source: Any, dest: Any) -> int:
+    """Record in ``dest`` every drop record of ``source`` (indexes, LMDB or Redis), oldest
+    first, whose kept page ``dest`` holds; how many were copied. ``dest`` keeps them all
+    whatever its bound (a writer's bound applies at its next drop)."""
+    bound = dest.drop_records
+    dest.drop_records = max(bound, source.drop_count())
+    copied = 0
+    try:
+        for drop in source.drops():
+            if drop.kept is not None and drop.kept in dest:
+                dest.record_drop(drop.fingerprint, drop.key, drop.kept, drop.distance, drop.rule,
+                                 seen=drop.seen, **drop.record)  # fmt: skip
+                copied += 1
+    finally:
+        dest.drop_records = bound
+    return copied
+
+
 class RedisIndex(IndexFace):
     """Every stored fingerprint within ``max_distance`` bits of a query, from an index on a
     Redis server: the API of :class:`~.index.SimhashIndex` where it makes sense on a server.
@@ -266,8 +296,8 @@ class RedisIndex(IndexFace):
     ``url`` is a ``redis://``, ``rediss://`` or ``unix://`` URL (or ``client`` a redis-py
     client already made); ``key`` is the index's key prefix, wrapped in a hash tag
     (``{key}:meta``, ...). A Redis Cluster is detected unless ``cluster`` says. Parameters,
-    their checks and ``reset``, ``readonly`` and ``create`` are as for ``SimhashIndex``; an
-    index whose ``meta`` differs raises :class:`IndexMismatchError`.
+    their checks and ``reset``, ``readonly``, ``create`` and ``drop_records`` are as for
+    ``SimhashIndex``; an index whose ``meta`` differs raises :class:`IndexMismatchError`.
     """
 
     def __init__(
@@ -285,8 +315,11 @@ class RedisIndex(IndexFace):
         client: Any = None,
         options: dict[str, Any] | None = None,
         numbers: bool | None = None,
+        drop_records: int = 0,
     ) -> None:
         self.url = redact(url)
+        #: The bound on drop records this writer keeps (0: it records none).
+        self.drop_records = check_drop_limit(drop_records)
         self.key = check_prefix(key)
         self.path = f"{self.url} {self.key}"  # in messages, as an LMDB index's path
         self.readonly = bool(readonly)
@@ -298,6 +331,7 @@ class RedisIndex(IndexFace):
         tag = "{" + self.key + "}"
         self._meta, self._docs, self._fps = f"{tag}:meta", f"{tag}:docs", f"{tag}:fps"
         self._sigs, self._sents = f"{tag}:sigs", f"{tag}:sents"
+        self._drops, self._dseq, self._dkept = f"{tag}:drops", f"{tag}:dseq", f"{tag}:dkept"
         #: The decision rule (:class:`scrapy_simhash.text.signature.Rule`), applied by the
         #: script with these parameters.
         self.rule = DEFAULT_RULE
@@ -338,7 +372,8 @@ class RedisIndex(IndexFace):
         self._split = _Split(int(stored["field_bits"]))
         self._token = stored["created"]
         self._tables = [f"{{{self.key}}}:t{i:02d}" for i in range(self.layout.tables)]
-        self._keys = [self._meta, self._docs, self._fps, self._sigs, self._sents, *self._tables]
+        self._keys = [self._meta, self._docs, self._fps, self._sigs, self._sents,
+                      self._drops, self._dseq, self._dkept, *self._tables]  # fmt: skip
         plans = self.layout.plans
         self._forward = [plan.forward for plan in plans]
         self._inverse = [plan.inverse for plan in plans]
@@ -420,7 +455,8 @@ class RedisIndex(IndexFace):
     def drop(self) -> None:
         """Delete every key of the index (its meta last)."""
         tables = [f"{{{self.key}}}:t{i:02d}" for i in range(MAX_TABLES)]
-        self.client.unlink(self._docs, self._fps, self._sigs, self._sents, *tables)
+        self.client.unlink(self._docs, self._fps, self._sigs, self._sents, self._drops,
+                           self._dseq, self._dkept, *tables)  # fmt: skip
         self.client.unlink(self._meta)
 
     # -- the script ------------------------------------------------------------------------
@@ -447,11 +483,15 @@ class RedisIndex(IndexFace):
         record: bytes = b"",
         docid: bytes = b"",
         signature: bytes = b"",
+        seen: float = 0.0,
+        dropping: bytes = b"",
     ) -> list[Any]:
         """The script's arguments; the tables' part packed in one string: the query's field,
         value and prefix range in every table, and (``held``, a record header) the field and
         value of the document's fingerprint; then the page's sealed ``signature``, the field
-        bits, the tables' inverse permutations and the rule's parameters."""
+        bits, the tables' inverse permutations, the drop records' bound, the rules' names, the
+        time ``seen`` of a drop, what mode ``drop`` records (``dropping``) and the rule's
+        parameters."""
         split = self._split
         w, fb, bits = split.width, (split.bits + 7) // 8, split.bits
         vmask = (1 << (64 - bits)) - 1
@@ -497,6 +537,10 @@ class RedisIndex(IndexFace):
             signature,
             bits,
             self._moves,
+            self.drop_records,
+            " ".join(RULES),
+            _SEEN.pack(seen),
+            dropping,
             *self._rule_args[1],
         ]
 
@@ -556,7 +600,10 @@ class RedisIndex(IndexFace):
         docid = doc_id(key)
         record = entry.data(fingerprint, seen)
         packed = b"" if signature is None else sealed(signature.pack(), docid)
-        return self._args(mode, self.max_distance, fingerprint, held, record, docid, packed)
+        dropped = now if entry.seen is None else entry.seen  # a drop's time, as on LMDB
+        return self._args(
+            mode, self.max_distance, fingerprint, held, record, docid, packed, dropped
+        )
 
     def _answer(self, answer: Sequence[Any]) -> Match | None:
         """The match of a ``check`` or ``decide`` answer: ``[1, record, distance, rule]``, or
@@ -660,14 +707,15 @@ class RedisIndex(IndexFace):
         self._pipelined("insert", [c for i, c in enumerate(checked) if last[c[1]] == i])
 
     def remove(self, key: str) -> bool:
-        """Remove the document stored under ``key``; False if there was none."""
+        """Remove the document stored under ``key`` and the drop records of the keys dropped
+        against it, or the drop record of ``key``; False if there was neither."""
         key = check_key(key)
         self._writable()
         docid = doc_id(key)
         for _ in range(_AGAIN):
             data = self.client.hget(self._docs, docid)
             if data is None:
-                return False
+                return self.forget_drop(key)
             args = self._args("remove", self.max_distance, None, bytes(data[:16]), docid=docid)
             answer = self._call(args)
             if int(answer[0]) == 0:
@@ -801,28 +849,73 @@ class RedisIndex(IndexFace):
 
     # -- maintenance -----------------------------------------------------------------------
 
-    # -- drop records: not kept on a Redis index yet ---------------------------------------
+    # -- drop records ----------------------------------------------------------------------
 
-    drop_records = 0
-
-    def dropped(self, key: str) -> Drop | None:
-        """None: a Redis index keeps no drop records yet (an LMDB index does)."""
-        check_key(key)
-        return None
-
-    def drops_of(self, key: str) -> list[Drop]:
-        check_key(key)
-        return []
-
-    def drops(self) -> Iterator[Drop]:
-        return iter(())
-
-    def drop_count(self) -> int:
-        return 0
+    def _record_drop(self, item: SignedItem, kept: str, distance: int, rule: str) -> None:
+        """One script: the record written unless ``kept`` is not stored."""
+        self._writable()
+        args = self._store_args("drop", item, time.time(), b"")
+        args[_DROPPING] = doc_id(kept) + bytes([distance, rule_code(rule)])
+        if int(self._call(args)[0]) == -2:
+            raise ValueError(f"{kept!r} is not stored in the index")
 
     def forget_drop(self, key: str) -> bool:
-        check_key(key)
-        return False
+        """Remove the drop record of ``key``; False if there was none."""
+        docid = doc_id(check_key(key))
+        self._writable()
+        return bool(int(self._call(self._args("forget", 0, None, docid=docid))[1]))
+
+    def _drop(self, data: bytes) -> Drop:
+        _, seen, distance, fingerprint, kept_id, key, record, rule = decode_drop(data)
+        kept_data = self.client.hget(self._docs, kept_id)
+        kept = None if kept_data is None else decode_key(bytes(kept_data))[1]
+        return Drop(key, fingerprint, kept, distance, seen, record, rule)
+
+    def dropped(self, key: str) -> Drop | None:
+        """The drop record of ``key`` (a page found to be a near duplicate), or None."""
+        data = self.client.hget(self._drops, doc_id(check_key(key)))
+        return None if data is None else self._drop(bytes(data))
+
+    def drops_of(self, key: str) -> list[Drop]:
+        """The drop records of the keys dropped against the stored ``key``, nearest first."""
+        ids = bytes(self.client.hget(self._dkept, doc_id(check_key(key))) or b"")
+        wanted = [ids[i : i + 16] for i in range(0, len(ids), 16)]
+        found = self.client.hmget(self._drops, wanted) if wanted else []
+        drops = [self._drop(bytes(data)) for data in found if data is not None]
+        drops.sort(key=lambda d: (d.distance, d.key))
+        return drops
+
+    def drops(self) -> Iterator[Drop]:
+        """Every drop record, oldest first, read :data:`CHUNK` at a time."""
+        start = 0
+        while True:
+            ids = self.client.zrange(self._dseq, start, start + CHUNK - 1)
+            if not ids:
+                return
+            for data in self.client.hmget(self._drops, ids):
+                if data is not None:  # forgotten meanwhile
+                    yield self._drop(bytes(data))
+            start += CHUNK
+
+    def drop_count(self) -> int:
+        """How many drop records the index holds."""
+        return int(self.client.hlen(self._drops))
+
+    def _drop_problems(self) -> list[str]:
+        """``verify``'s rules for the drop records, as on LMDB (:func:`.drops.drop_problems`)."""
+        order = {bytes(d): int(seq) for d, seq in self.client.zscan_iter(self._dseq, count=CHUNK)}
+        links = set()
+        for kept, ids in self.client.hscan_iter(self._dkept, count=CHUNK):
+            ids = bytes(ids)
+            links.update((bytes(kept), ids[i : i + 16]) for i in range(0, len(ids), 16))
+        records = self.client.hscan_iter(self._drops, count=CHUNK)
+        return drop_problems(
+            ((bytes(d), bytes(data)) for d, data in records),
+            lambda seq, dropped: order.get(dropped) == seq,
+            len(order),
+            links,
+            lambda kept: bool(self.client.hexists(self._docs, kept)),
+        )
 
     def eviction_policy(self) -> str:
         """The server's ``maxmemory-policy`` (of the node holding the index, on a cluster)."""
@@ -845,7 +938,7 @@ class RedisIndex(IndexFace):
     def memory(self) -> dict[str, int]:
         """Server memory of the index's keys (MEMORY USAGE, every field counted), in bytes:
         ``tables_memory``, ``links_memory``, ``docs_memory``, ``signatures_memory`` (the page
-        signatures and their sentence postings)."""
+        signatures and their sentence postings), ``drops_memory`` (the drop records)."""
 
         def usage(key: str) -> int:
             return int(self.client.memory_usage(key, samples=0) or 0)
@@ -855,6 +948,7 @@ class RedisIndex(IndexFace):
             "links_memory": usage(self._fps),
             "docs_memory": usage(self._docs),
             "signatures_memory": usage(self._sigs) + usage(self._sents),
+            "drops_memory": usage(self._drops) + usage(self._dseq) + usage(self._dkept),
         }
 
     def stats(self, *, seen: bool = True) -> dict[str, Any]:
@@ -882,6 +976,7 @@ class RedisIndex(IndexFace):
             "maxmemory_policy": self.eviction_policy(),
             "expected_candidates_per_probe": layout.candidates_per_probe(fingerprints),
             "queries": self._queries,
+            "drops": self.drop_count(),
             "oldest_seen": oldest.record["seen"] if oldest else None,
             "newest_seen": newest.record["seen"] if newest else None,
         }
@@ -921,7 +1016,7 @@ class RedisIndex(IndexFace):
         count = int(self._read_meta().get("fingerprints", -1))
         if count != len(linked):
             problems.append(f"meta counts {count} fingerprints, {len(linked)} are linked")
-        return problems + self._signature_problems()
+        return problems + self._signature_problems() + self._drop_problems()
 
     def _signature_problems(self) -> list[str]:
         """``verify``'s rules for the signatures, as ``Sentences.problems`` on LMDB: each
@@ -967,8 +1062,8 @@ class RedisIndex(IndexFace):
 
     def compact(self, dest: str) -> int:
         """Copy the index into a new LMDB index in the empty directory ``dest`` (same k and
-        layout, records with their page signatures and first-seen times); how many documents
-        were copied."""
+        layout, records with their page signatures and first-seen times, and the drop
+        records); how many documents were copied."""
         import os
 
         from .index import SimhashIndex
@@ -978,12 +1073,17 @@ class RedisIndex(IndexFace):
             raise ValueError(f"dest {dest!r} must be an empty directory")
         copy = SimhashIndex(dest, self.max_distance, layout=self.layout, numbers=self.numbers)
         with copy:
-            return copy.insert_many(signed_items(self))
+            copied = copy.insert_many(signed_items(self))
+            copy_drops(self, copy)
+            return copied
 
     def load(self, source: Any) -> int:
         """Copy every document of ``source`` (an index, LMDB or Redis) into this one, with
-        their page signatures and first-seen times; how many were copied."""
-        return self.insert_many(signed_items(source))
+        their page signatures and first-seen times, then its drop records; how many
+        documents were copied."""
+        copied = self.insert_many(signed_items(source))
+        copy_drops(source, self)
+        return copied
 
     def close(self) -> None:
         if self._closed:

@@ -2,19 +2,24 @@
 -- one script run without interleaving. See scrapy_simhash/index/redis_index.py for the key
 -- layout, the arguments and the argument for correctness.
 --
--- KEYS: meta, docs, fps, sigs, sents, then one hash per table.
+-- KEYS: meta, docs, fps, sigs, sents, drops, dseq, dkept, then one hash per table.
 -- ARGV: mode, token, k, w (value bytes), f (field bytes), docid, expected header, record,
 --       fingerprint, then the tables' arguments packed in one string, for each table:
 --       field (f bytes), query value (w), lo (4), hi (4), old field (f), old value (w);
 --       then the page's sealed packed signature ('' for a bare fingerprint), the field bits,
 --       the tables' inverse permutations packed in one string (for each table: a count of
---       moves, then each move as source bit, width, destination bit, one byte each), and the
---       rule's parameters as name, value pairs.
+--       moves, then each move as source bit, width, destination bit, one byte each), the
+--       bound on drop records (0: none are kept), the rules' names in their stored order
+--       (space-separated), the time of a drop (8 bytes, a big-endian double), what mode
+--       'drop' records (the kept document's id, the distance and the rule's code, 18 bytes;
+--       else ''), and the rule's parameters as name, value pairs.
 local mode = ARGV[1]
 if redis.call('HGET', KEYS[1], 'created') ~= ARGV[2] then
   return redis.error_reply('SIMHASHCHANGED the index was reset or replaced since it was opened')
 end
 local docs, fps, sigs, sents = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local drops, dseq, dkept = KEYS[6], KEYS[7], KEYS[8]
+local T = 8  -- KEYS[T + i] is table i's hash
 local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
 local byte, sub, floor, char = string.byte, string.sub, math.floor, string.char
 
@@ -35,7 +40,7 @@ end
 
 local k, w, fb = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local docid, expect = ARGV[6], ARGV[7]
-local n = #KEYS - 5
+local n = #KEYS - T
 
 -- a value's first 4 bytes, and its other w - 4, as numbers (at most 32 bits each)
 local function head(b, p)
@@ -52,6 +57,25 @@ local function pop(x)  -- bits set in a 32-bit number
   x = band(x, 0x33333333) + band(rshift(x, 2), 0x33333333)
   x = band(x + rshift(x, 4), 0x0f0f0f0f)
   return x % 255
+end
+local CRC
+-- the CRC-32 of s (zlib's crc32(s, start)), as a number in [0, 2^32)
+local function crc32(s, start)
+  if not CRC then
+    CRC = {}
+    for i = 0, 255 do
+      local c = i
+      for _ = 1, 8 do
+        if band(c, 1) == 1 then c = bxor(rshift(c, 1), 0xEDB88320) else c = rshift(c, 1) end
+      end
+      CRC[i] = c
+    end
+  end
+  local c = bit.bnot(start or 0)
+  for i = 1, #s do c = bxor(rshift(c, 8), CRC[band(bxor(c, byte(s, i)), 255)]) end
+  c = bit.bnot(c)
+  if c < 0 then c = c + 4294967296 end
+  return c
 end
 -- first position (0-based) in the bucket whose value is >= (h, t), by bisection
 local function position(b, h0, t0)
@@ -89,7 +113,7 @@ local BK = {}
 local function probe()
   local out = {}
   for i = 1, n do
-    local b = redis.call('HGET', KEYS[5 + i], F[i])
+    local b = redis.call('HGET', KEYS[T + i], F[i])
     BK[i] = b
     if b then
       local q = Q[i]
@@ -139,6 +163,15 @@ local function parsed(s)
   for j = 0, count - 1 do sig.s[j + 1] = sub(s, 24 + 8 * j, 31 + 8 * j) end
   return sig
 end
+-- a stored signature (sealed with a CRC-32 seeded with the CRC-32 of its document's id), parsed;
+-- an error when it fails its checksum
+local function stored_signature(s, id)
+  local n = #s - 4
+  if n < 0 or crc32(sub(s, 1, n), crc32(id)) ~= le32(s, n + 1) then
+    return redis.error_reply('SIMHASHDAMAGED a page signature fails its checksum')
+  end
+  return parsed(s)
+end
 -- the postings key of a sentence: its hash big-endian (packed little-endian)
 local function sentence_key(s) return s:reverse() end
 -- a signature's distinct sentences
@@ -152,7 +185,7 @@ end
 
 -- the rule's parameters (Python's Rule, by name)
 local R = {}
-for i = 14, #ARGV, 2 do R[ARGV[i]] = tonumber(ARGV[i + 1]) end
+for i = 18, #ARGV, 2 do R[ARGV[i]] = tonumber(ARGV[i + 1]) end
 local min, max, ceil = math.min, math.max, math.ceil
 
 -- the rule by which page is a near duplicate of stored, or nil (Rule.decide); counted: the
@@ -232,8 +265,8 @@ local function original(i, v)
   return char(unpack(bytes))
 end
 
--- the decision of SimhashIndex._decide: {record, distance, rule} of the stored document (but
--- docid) the page is a near duplicate of, or nil
+-- the decision of SimhashIndex._decide: {record, distance, rule, id} of the stored document
+-- (but docid) the page is a near duplicate of, or nil
 local function decide(found)
   local page = nil
   if ARGV[11] ~= '' then
@@ -266,12 +299,12 @@ local function decide(found)
     return before(a.key, b.key)
   end)
   for _, c in ipairs(cands) do
-    if not page then return {c.data, c.d, 'hamming'} end
+    if not page then return {c.data, c.d, 'hamming', c.id} end
     local stored = redis.call('HGET', sigs, c.id)
-    if not stored then return {c.data, c.d, 'hamming'} end
-    stored = parsed(stored)
+    if not stored then return {c.data, c.d, 'hamming', c.id} end
+    stored = stored_signature(stored, c.id)
     if stored.err then return stored end
-    if rule_decide(page, stored, nil) == 'hamming' then return {c.data, c.d, 'hamming'} end
+    if rule_decide(page, stored, nil) == 'hamming' then return {c.data, c.d, 'hamming', c.id} end
   end
   -- sentence candidates: the documents holding the page's sentences, each sentence counted
   -- when fewer than guard documents hold it; the best by (-counted, distance, key)
@@ -299,12 +332,13 @@ local function decide(found)
       local stored = redis.call('HGET', sigs, id)
       local data = redis.call('HGET', docs, id)
       if stored and data then
-        stored = parsed(stored)
+        stored = stored_signature(stored, id)
         if stored.err then return stored end
         local by = rule_decide(page, stored, counted)
         if by then
           local d = pop(bxor(head(data, 1), qh)) + pop(bxor(head(data, 5), ql))
-          local c = {data = data, d = d, rule = by, counted = counted, key = record_key(data)}
+          local c = {id = id, data = data, d = d, rule = by, counted = counted,
+                     key = record_key(data)}
           if not best or c.counted > best.counted
             or (c.counted == best.counted
               and (c.d < best.d or (c.d == best.d and before(c.key, best.key)))) then
@@ -314,7 +348,7 @@ local function decide(found)
       end
     end
   end
-  if best then return {best.data, best.d, best.rule} end
+  if best then return {best.data, best.d, best.rule, best.id} end
   return nil
 end
 
@@ -325,6 +359,95 @@ if mode == 'decide' then
   return {0, 0}
 end
 
+-- take the document ``gone`` (default: this one) out of the packed ids in field f of hash h
+-- (the field deleted when no id is left); true when none is left
+local function drop_id(h, f, gone)
+  gone = gone or docid
+  local ids = redis.call('HGET', h, f) or ''
+  local kept = {}
+  for p = 1, #ids, 16 do
+    local id = sub(ids, p, p + 15)
+    if id ~= gone then kept[#kept + 1] = id end
+  end
+  if #kept > 0 then
+    redis.call('HSET', h, f, table.concat(kept))
+    return false
+  end
+  redis.call('HDEL', h, f)
+  return true
+end
+
+-- -- drop records -----------------------------------------------------------------------------
+-- drops: dropped key's id -> the LMDB index's drop record, byte for byte (drops.py: sequence 8,
+-- time 8, distance 1, rule 1, fingerprint 8, kept id 16, key length 4, key, JSON, CRC-32 4);
+-- dseq: the ids by sequence (a sorted set), the oldest evicted first; dkept: kept id -> the ids
+-- dropped against it, concatenated; meta's drops_seq: the last sequence given.
+
+-- x (an integer below 2^53) in n bytes, big-endian
+local function be(x, n)
+  local b = {}
+  for i = n, 1, -1 do
+    b[i] = x % 256
+    x = floor(x / 256)
+  end
+  return char(unpack(b))
+end
+
+-- remove the drop record of the id dropped; true when there was one
+local function forget_drop(dropped)
+  local data = redis.call('HGET', drops, dropped)
+  if not data then return false end
+  redis.call('HDEL', drops, dropped)
+  redis.call('ZREM', dseq, dropped)
+  drop_id(dkept, sub(data, 27, 42), dropped)
+  return true
+end
+-- remove the records of every key dropped against the document kept
+local function forget_kept(kept)
+  local ids = redis.call('HGET', dkept, kept)
+  if not ids then return end
+  for p = 1, #ids, 16 do forget_drop(sub(ids, p, p + 15)) end
+end
+-- record this page (its record ARGV[8]: fingerprint 8, first seen 8, key length 4, key, JSON,
+-- CRC 4) as dropped against the document kept at distance d by the rule of code, at the time
+-- ARGV[16]; then evict the oldest records beyond limit
+local function record_drop(kept, d, code, limit)
+  forget_drop(docid)
+  local seq = redis.call('HINCRBY', KEYS[1], 'drops_seq', 1)
+  local rec = ARGV[8]
+  local body = be(seq, 8) .. ARGV[16] .. char(d, code) .. sub(rec, 1, 8) .. kept
+    .. sub(rec, 17, #rec - 4)
+  local c = crc32(body)
+  redis.call('HSET', drops, docid, body .. char(c % 256, floor(c / 256) % 256,
+    floor(c / 65536) % 256, floor(c / 16777216)))
+  redis.call('ZADD', dseq, seq, docid)
+  redis.call('HSET', dkept, kept, (redis.call('HGET', dkept, kept) or '') .. docid)
+  local excess = redis.call('ZCARD', dseq) - limit
+  if excess > 0 then
+    for _, id in ipairs(redis.call('ZRANGE', dseq, 0, excess - 1)) do forget_drop(id) end
+  end
+end
+local LIMIT = tonumber(ARGV[14])
+-- a rule's stored code: its place in the rules' names
+local function rule_code(name)
+  local i = 0
+  for r in ARGV[15]:gmatch('%S+') do
+    if r == name then return i end
+    i = i + 1
+  end
+  return redis.error_reply('SIMHASHMODE unknown rule ' .. name)
+end
+
+if mode == 'forget' then
+  return {0, forget_drop(docid) and 1 or 0}
+end
+if mode == 'drop' then  -- record_drop: ARGV[17] is the kept id, the distance and the rule code
+  local kept = sub(ARGV[17], 1, 16)
+  if redis.call('HEXISTS', docs, kept) == 0 then return {-2, 0} end
+  record_drop(kept, byte(ARGV[17], 17), byte(ARGV[17], 18), max(LIMIT, 1))
+  return {0, 1}
+end
+
 local old = redis.call('HGET', docs, docid)
 local held = old and sub(old, 1, 16) or ''
 if held ~= expect then return {-1, held} end
@@ -332,7 +455,7 @@ local old_fp = sub(expect, 1, 8)
 
 -- the value v into (or out of) table i's bucket f
 local function table_add(i, f, v)
-  local key = KEYS[5 + i]
+  local key = KEYS[T + i]
   local b = BK[i]
   if b == nil then b = redis.call('HGET', key, f) end
   if not b then redis.call('HSET', key, f, v) return end
@@ -341,7 +464,7 @@ local function table_add(i, f, v)
   redis.call('HSET', key, f, sub(b, 1, at) .. v .. sub(b, at + 1))
 end
 local function table_remove(i, f, v)
-  local key = KEYS[5 + i]
+  local key = KEYS[T + i]
   if f == F[i] then BK[i] = nil end  -- the probed bucket changes: read it again to add
   local b = redis.call('HGET', key, f)
   if not b then return end
@@ -349,23 +472,6 @@ local function table_remove(i, f, v)
   if sub(b, at + 1, at + w) ~= v then return end
   b = sub(b, 1, at) .. sub(b, at + w + 1)
   if b == '' then redis.call('HDEL', key, f) else redis.call('HSET', key, f, b) end
-end
-
--- take the document out of the packed ids in field f of hash h (the field deleted when no id
--- is left); true when none is left
-local function drop_id(h, f)
-  local ids = redis.call('HGET', h, f) or ''
-  local kept = {}
-  for p = 1, #ids, 16 do
-    local id = sub(ids, p, p + 15)
-    if id ~= docid then kept[#kept + 1] = id end
-  end
-  if #kept > 0 then
-    redis.call('HSET', h, f, table.concat(kept))
-    return false
-  end
-  redis.call('HDEL', h, f)
-  return true
 end
 
 -- detach the document from its old fingerprint; the last document's takes it out of the tables
@@ -404,6 +510,8 @@ if mode == 'remove' then
   redis.call('HDEL', docs, docid)
   unlink()
   forget_signature()
+  forget_kept(docid)
+  forget_drop(docid)
   return {0, 1}
 end
 
@@ -411,7 +519,14 @@ local fp = ARGV[9]
 if mode == 'check' then
   local match = decide(probe())
   if match and match.err then return match end
-  if match then return {1, match[1], match[2], match[3]} end
+  if match then
+    if LIMIT > 0 then
+      local code = rule_code(match[3])
+      if type(code) == 'table' then return code end
+      record_drop(match[4], match[2], code, LIMIT)
+    end
+    return {1, match[1], match[2], match[3]}
+  end
 elseif mode ~= 'insert' then
   return redis.error_reply('SIMHASHMODE unknown mode ' .. mode)
 end
@@ -419,6 +534,7 @@ end
 -- store: the record, its signature and postings, its fingerprint's link, and a fingerprint new
 -- to the index in the tables
 redis.call('HSET', docs, docid, ARGV[8])
+forget_drop(docid)  -- a key stored now is no longer dropped
 if expect ~= '' then forget_signature() end
 keep_signature()
 if expect ~= '' then
