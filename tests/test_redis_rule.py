@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from scrapy_simhash.index import IndexMismatchError, SimhashIndex
 from scrapy_simhash.index.documents import Match
 from scrapy_simhash.index.records import DamagedIndexError, doc_id, sealed
-from scrapy_simhash.index.redis_index import RULE_FIELDS, RedisIndex
+from scrapy_simhash.index.redis_index import BATCH, RULE_FIELDS, RedisIndex
 from scrapy_simhash.text.signature import DEFAULT_RULE, SENTENCES, PageSignature
 
 _SETTINGS = settings(
@@ -139,6 +139,35 @@ def test_the_script_decides_as_the_lmdb_index_on_the_cluster(redis_cluster, seed
 
 def test_the_rule_parameters_come_from_python():
     assert set(RULE_FIELDS) == set(DEFAULT_RULE.__dataclass_fields__)
+
+
+def test_batches_of_items_decide_as_one_by_one_on_lmdb(redis_server, key, tmp_path):
+    """check_and_insert_many over several scripts of BATCH items (keys repeated within a
+    batch, near duplicates of one another, drop records on), then query_many: the answers,
+    the records and the drops are the LMDB index's, item by item."""
+    pages = _Pages(11)
+    rng = pages.rng
+    keys = [f"https://b.example/{i % 170}" for i in range(2 * BATCH + 40)]
+    rng.shuffle(keys)
+    items = [(pages.signature(), k, {"i": i}) for i, k in enumerate(keys)]
+    with (
+        RedisIndex(redis_server.url, key, drop_records=1000) as redis,
+        SimhashIndex(tmp_path / "ix", drop_records=1000) as lmdb,
+    ):
+        expected = [_decided(lmdb.check_and_insert(p, k, **r)) for p, k, r in items]
+        assert [_decided(m) for m in redis.check_and_insert_many(items)] == expected
+        assert sum(m is not None for m in expected) > 20  # the batches hold duplicates
+        queries = [p.fingerprint for p, _, _ in items[: BATCH + 10]] + [1, 2**63]
+
+        def found(answers):  # the times seen are each index's clock
+            return [[(m.fingerprint, m.key, m.distance, m.record["i"]) for m in a] for a in answers]
+
+        assert found(redis.query_many(queries)) == found(lmdb.query_many(queries))
+        assert found([redis.query(queries[0])]) == found([lmdb.query(queries[0])])
+        assert sorted((d.key, d.kept, d.rule) for d in redis.drops()) == sorted(
+            (d.key, d.kept, d.rule) for d in lmdb.drops()
+        )
+        assert redis.verify() == []
 
 
 def _page(fingerprint: int, sentences: tuple[int, ...], words: int = 500) -> PageSignature:

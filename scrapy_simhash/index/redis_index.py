@@ -29,8 +29,12 @@ index lives in one cluster slot and every script may touch all of its keys:
   10^7 fingerprints is tens of thousands of fields per table, not one key per bucket, and
   costs about ``w`` (6 or 7) bytes per fingerprint and table.
 
-Every change and every decision is one Lua script (``redis_script.lua``), called by
-EVALSHA and loaded again on NOSCRIPT (after a restart or a failover):
+Every change and every decision is made by one Lua script (``redis_script.lua``), called
+by EVALSHA and loaded again on NOSCRIPT (after a restart or a failover). A call carries one
+item or a batch of up to :data:`BATCH` (``check_and_insert_many``, ``insert_many``,
+``query_many``), decided one after the other in the same run, so that a script's fixed cost
+(its arguments and set-up, about half of a check's server time one by one) is paid once for
+the batch. In each mode, for each item:
 
 * ``check``: probe every table's bucket for the values sharing the query's prefix, compute
   their Hamming distance to the query (permutations keep distances), and decide by the rule
@@ -42,7 +46,7 @@ EVALSHA and loaded again on NOSCRIPT (after a restart or a failover):
 * ``decide``: the decision alone, nothing written; ``insert`` and ``remove``: the writes
   without the check (``remove`` takes the drop records against the document too);
   ``drop`` and ``forget``: a drop record written or removed; ``probe``: the probe alone;
-  ``fetch``: the documents of some fingerprints.
+  ``query``: the probe and the documents of what it found (one round trip).
 
 The decision, exactly as on LMDB: the documents of every fingerprint within k (the script
 inverts a table's permutation, passed with the arguments, to read ``fps``), nearest first,
@@ -80,7 +84,8 @@ Why a check-and-insert is atomic and exact, on one server and on a cluster:
 5. Hence B's script sees A, with its signature, and when the rule makes B a near duplicate
    of A (by either rule) it answers "duplicate": exactly one of the two is admitted. A
    decision depends on nothing but what the script reads, so scripts run in an order decide
-   as ``check_and_insert`` in that order on an LMDB index.
+   as ``check_and_insert`` in that order on an LMDB index; a batch's items are decided in
+   their order within one script, as so many scripts run back to back.
 6. A script reads the document's current record first and refuses (answers "again") when it
    is not the one the client built its arguments from (another process replaced or removed
    the same key meanwhile): the client reads it again and retries. A script also refuses to
@@ -147,8 +152,11 @@ CHUNK = 1000
 _AGAIN = 20
 #: The first-seen time in a document record's header, after the fingerprint.
 _SEEN = struct.Struct(">d")
-#: The script's argument (0-based) saying what mode ``drop`` records.
-_DROPPING = 16
+#: Items a script takes at most (``check_and_insert_many``, ``insert_many``, ``query_many``):
+#: a script's fixed cost (its arguments, its set-up) is paid once for them all.
+BATCH = 64
+#: The place (0-based) of what mode ``drop`` records among an item's arguments.
+_DROPPING = 7
 
 SCRIPT = resources.files(__package__).joinpath("redis_script.lua").read_text()
 #: The rule's parameters the script reads (by name): every field of :class:`Rule`.
@@ -474,10 +482,29 @@ class RedisIndex(IndexFace):
         if "SIMHASHDAMAGED" in str(exc):
             raise DamagedIndexError(f"index damaged: {exc}") from None
 
-    def _args(
+    def _head(self, mode: str, k: int) -> list[Any]:
+        """The script's arguments before its items: mode, the index's token, ``k``, the
+        bucket split, the tables' inverse permutations, the drop records' bound, the rules'
+        names and the rule's parameters."""
+        split = self._split
+        if self._rule_args[0] is not self.rule:
+            self._rule_args = (self.rule, rule_args(self.rule))
+        return [
+            mode,
+            self._token,
+            k,
+            split.width,
+            (split.bits + 7) // 8,
+            split.bits,
+            self._moves,
+            self.drop_records,
+            " ".join(RULES),
+            len(RULE_FIELDS),
+            *self._rule_args[1],
+        ]
+
+    def _item(
         self,
-        mode: str,
-        k: int,
         fingerprint: int | None,
         held: bytes = b"",
         record: bytes = b"",
@@ -486,12 +513,11 @@ class RedisIndex(IndexFace):
         seen: float = 0.0,
         dropping: bytes = b"",
     ) -> list[Any]:
-        """The script's arguments; the tables' part packed in one string: the query's field,
-        value and prefix range in every table, and (``held``, a record header) the field and
-        value of the document's fingerprint; then the page's sealed ``signature``, the field
-        bits, the tables' inverse permutations, the drop records' bound, the rules' names, the
-        time ``seen`` of a drop, what mode ``drop`` records (``dropping``) and the rule's
-        parameters."""
+        """An item's arguments (:data:`ITEM_ARGS` of them): ``docid``, ``held`` (the record
+        header the client read), ``record``, the fingerprint, the tables' part packed in one
+        string (the query's field, value and prefix range in every table, and the field and
+        value of the ``held`` fingerprint), the page's sealed ``signature``, the time ``seen``
+        of a drop and what mode ``drop`` records (``dropping``)."""
         split = self._split
         w, fb, bits = split.width, (split.bits + 7) // 8, split.bits
         vmask = (1 << (64 - bits)) - 1
@@ -521,28 +547,25 @@ class RedisIndex(IndexFace):
                     (permuted & vmask).to_bytes(w, "big"),
                 ]
         fp = b"" if fingerprint is None else fingerprint.to_bytes(8, "big")
-        if self._rule_args[0] is not self.rule:
-            self._rule_args = (self.rule, rule_args(self.rule))
-        return [
-            mode,
-            self._token,
-            k,
-            w,
-            fb,
-            docid,
-            held,
-            record,
-            fp,
-            b"".join(parts),
-            signature,
-            bits,
-            self._moves,
-            self.drop_records,
-            " ".join(RULES),
-            _SEEN.pack(seen),
-            dropping,
-            *self._rule_args[1],
-        ]
+        return [docid, held, record, fp, b"".join(parts), signature, _SEEN.pack(seen), dropping]
+
+    def _send(self, mode: str, k: int, items: Sequence[list[Any]], client: Any = None) -> Any:
+        """One script of ``mode`` for ``items`` (sent on ``client``, a pipeline, if given)."""
+        args = self._head(mode, k)
+        for item in items:
+            args += item
+        return self._call(args, client)
+
+    def _answers(self, reply: Sequence[Any]) -> list[Any]:
+        """The items' answers of a script's reply; DamagedIndexError when the script met a
+        damaged page signature (the items answered before it were applied)."""
+        if len(reply) > 1:
+            raise DamagedIndexError(f"index damaged: {bytes(reply[1]).decode()}")
+        return list(reply[0])
+
+    def _one(self, mode: str, k: int, item: list[Any]) -> Any:
+        """The answer of one item's script."""
+        return self._answers(self._send(mode, k, [item]))[0]
 
     def _found(self, fingerprint: int, flat: Sequence[Any]) -> dict[int, int]:
         """{fingerprint: distance} of a probe's answer (table, permuted value, distance)."""
@@ -554,21 +577,6 @@ class RedisIndex(IndexFace):
             permuted = high | int.from_bytes(flat[i + 1], "big")
             found[self._inverse[table](permuted)] = int(flat[i + 2])
         return found
-
-    def _matches(
-        self, found: dict[int, int], exclude: bytes | None = None, client: Any = None
-    ) -> list[Match]:
-        """The documents of ``found`` but ``exclude``, nearest first, then by key."""
-        if not found:
-            return []
-        args = ["fetch", self._token, *(fp.to_bytes(8, "big") for fp in found)]
-        matches = []
-        for data in self._call(args, client):
-            fingerprint, key, record = decode_doc(data)
-            if fingerprint in found and doc_id(key) != exclude:
-                matches.append(Match(fingerprint, key, found[fingerprint], record))
-        matches.sort(key=lambda m: (m.distance, m.key))
-        return matches
 
     def _pipeline(self) -> Any:
         """A pipeline (not a transaction) to the server holding the index: on a cluster, the
@@ -586,13 +594,7 @@ class RedisIndex(IndexFace):
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _store_args(
-        self,
-        mode: str,
-        item: SignedItem,
-        now: float,
-        held: bytes,
-    ) -> list[Any]:
+    def _store_item(self, item: SignedItem, now: float, held: bytes) -> list[Any]:
         fingerprint, key, entry, signature = item
         seen = now if entry.seen is None else entry.seen
         if held and entry.seen is None:
@@ -601,9 +603,7 @@ class RedisIndex(IndexFace):
         record = entry.data(fingerprint, seen)
         packed = b"" if signature is None else sealed(signature.pack(), docid)
         dropped = now if entry.seen is None else entry.seen  # a drop's time, as on LMDB
-        return self._args(
-            mode, self.max_distance, fingerprint, held, record, docid, packed, dropped
-        )
+        return self._item(fingerprint, held, record, docid, packed, dropped)
 
     def _answer(self, answer: Sequence[Any]) -> Match | None:
         """The match of a ``check`` or ``decide`` answer: ``[1, record, distance, rule]``, or
@@ -618,7 +618,7 @@ class RedisIndex(IndexFace):
         self._writable()
         held = b""
         for _ in range(_AGAIN):
-            answer = self._call(self._store_args(mode, item, time.time(), held))
+            answer = self._one(mode, self.max_distance, self._store_item(item, time.time(), held))
             if int(answer[0]) == -1:  # the document changed since its header was read
                 held = bytes(answer[1])
                 continue
@@ -639,9 +639,10 @@ class RedisIndex(IndexFace):
     def check_and_insert_many(
         self, items: Sequence[tuple[int | PageSignature, str, dict[str, Any]]]
     ) -> list[Match | None]:
-        """:meth:`check_and_insert` for each ``(fingerprint, key, record)``, pipelined: the
-        scripts are sent together and run in order, each item seeing those admitted before
-        it. Every item is checked before any is sent."""
+        """:meth:`check_and_insert` for each ``(fingerprint, key, record)``, :data:`BATCH` a
+        script, the scripts pipelined: decided in order, each item seeing those admitted
+        before it. Every item is checked before any is sent. A damaged page signature met by
+        a script raises DamagedIndexError; the items it decided before are written."""
         checked = checked_signed_items(items)
         self._writable()
         if not checked:
@@ -649,19 +650,21 @@ class RedisIndex(IndexFace):
         return self._pipelined("check", checked)
 
     def _pipelined(self, mode: str, checked: list[SignedItem]) -> list[Match | None]:
-        """Scripts of ``mode`` for ``checked`` items in one pipeline, the documents' current
-        headers read first (one round trip)."""
+        """Scripts of ``mode`` for ``checked`` items, :data:`BATCH` items a script, in one
+        pipeline, the documents' current headers read first (one round trip)."""
         docids = [doc_id(item[1]) for item in checked]
         held = [b"" if d is None else bytes(d[:16]) for d in self.client.hmget(self._docs, docids)]
         now = time.time()
+        items = [self._store_item(item, now, h) for item, h in zip(checked, held, strict=True)]
         pipe = self._pipeline()
-        for item, h in zip(checked, held, strict=True):
-            self._call(self._store_args(mode, item, now, h), pipe)
+        for start in range(0, len(items), BATCH):
+            self._send(mode, self.max_distance, items[start : start + BATCH], pipe)
         try:
-            answers = pipe.execute()
+            replies = pipe.execute()
         except redis_errors() as exc:
             self._changed(exc)
             raise
+        answers = [answer for reply in replies for answer in self._answers(reply)]
         out: list[Match | None] = []
         for item, answer in zip(checked, answers, strict=True):
             if int(answer[0]) == -1:  # another process changed the document meanwhile
@@ -716,8 +719,8 @@ class RedisIndex(IndexFace):
             data = self.client.hget(self._docs, docid)
             if data is None:
                 return self.forget_drop(key)
-            args = self._args("remove", self.max_distance, None, bytes(data[:16]), docid=docid)
-            answer = self._call(args)
+            item = self._item(None, bytes(data[:16]), docid=docid)
+            answer = self._one("remove", self.max_distance, item)
             if int(answer[0]) == 0:
                 return bool(int(answer[1]))
         raise RuntimeError(f"index {self.path}: {key!r} kept changing under remove")
@@ -730,12 +733,13 @@ class RedisIndex(IndexFace):
         fingerprint = check_fingerprint(fingerprint)
         k = self._query_distance(max_distance)
         self._queries += 1
-        return self._found(fingerprint, self._call(self._args("probe", k, fingerprint)))
+        return self._found(fingerprint, self._one("probe", k, self._item(fingerprint)))
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         """Every stored document within ``max_distance`` (default and at most the index's k)
-        bits of ``fingerprint``, nearest first, then by key."""
-        return self._matches(self.probe(fingerprint, max_distance))
+        bits of ``fingerprint``, nearest first, then by key (one script: the probe and the
+        documents)."""
+        return self.query_many([fingerprint], max_distance)[0]
 
     def decide(self, signature: int | PageSignature, key: str | None = None) -> Match | None:
         """The stored document (other than ``key``) that a page with this fingerprint or
@@ -745,8 +749,8 @@ class RedisIndex(IndexFace):
         exclude = b"" if key is None else doc_id(check_key(key))
         packed = b"" if signed_as is None else sealed(signed_as.pack(), exclude)
         self._queries += 1
-        args = self._args("decide", self.max_distance, fingerprint, docid=exclude, signature=packed)
-        return self._answer(self._call(args))
+        item = self._item(fingerprint, docid=exclude, signature=packed)
+        return self._answer(self._one("decide", self.max_distance, item))
 
     def signature(self, key: str) -> PageSignature | None:
         """The page signature ``key`` was stored with, or None (not stored, or stored with a
@@ -768,15 +772,34 @@ class RedisIndex(IndexFace):
     def query_many(
         self, fingerprints: Iterable[int], max_distance: int | None = None
     ) -> list[list[Match]]:
-        """:meth:`query` for each fingerprint, the probes pipelined."""
+        """:meth:`query` for each fingerprint, :data:`BATCH` a script, the scripts pipelined."""
         queries = [check_fingerprint(fp, "fingerprints") for fp in fingerprints]
         k = self._query_distance(max_distance)
-        pipe = self._pipeline()
-        for fp in queries:
-            self._call(self._args("probe", k, fp), pipe)
-        answers = pipe.execute()
         self._queries += len(queries)
-        return [self._matches(self._found(fp, a)) for fp, a in zip(queries, answers, strict=True)]
+        if len(queries) <= 1:  # one round trip, no pipeline
+            replies = [self._send("query", k, [self._item(fp) for fp in queries])]
+        else:
+            pipe = self._pipeline()
+            for start in range(0, len(queries), BATCH):
+                self._send("query", k, [self._item(fp) for fp in queries[start : start + BATCH]],
+                           pipe)  # fmt: skip
+            try:
+                replies = pipe.execute()
+            except redis_errors() as exc:
+                self._changed(exc)
+                raise
+        return [self._found_documents(a) for reply in replies for a in self._answers(reply)]
+
+    @staticmethod
+    def _found_documents(flat: Sequence[Any]) -> list[Match]:
+        """The matches of a ``query`` answer (record, distance, ...), nearest first, then by
+        key."""
+        matches = []
+        for i in range(0, len(flat), 2):
+            fingerprint, key, record = decode_doc(bytes(flat[i]))
+            matches.append(Match(fingerprint, key, int(flat[i + 1]), record))
+        matches.sort(key=lambda m: (m.distance, m.key))
+        return matches
 
     def get(self, key: str) -> Match | None:
         """The stored entry for ``key`` (distance 0), or None."""
@@ -854,16 +877,16 @@ class RedisIndex(IndexFace):
     def _record_drop(self, item: SignedItem, kept: str, distance: int, rule: str) -> None:
         """One script: the record written unless ``kept`` is not stored."""
         self._writable()
-        args = self._store_args("drop", item, time.time(), b"")
+        args = self._store_item(item, time.time(), b"")
         args[_DROPPING] = doc_id(kept) + bytes([distance, rule_code(rule)])
-        if int(self._call(args)[0]) == -2:
+        if int(self._one("drop", self.max_distance, args)[0]) == -2:
             raise ValueError(f"{kept!r} is not stored in the index")
 
     def forget_drop(self, key: str) -> bool:
         """Remove the drop record of ``key``; False if there was none."""
         docid = doc_id(check_key(key))
         self._writable()
-        return bool(int(self._call(self._args("forget", 0, None, docid=docid))[1]))
+        return bool(int(self._one("forget", 0, self._item(None, docid=docid))[1]))
 
     def _drop(self, data: bytes) -> Drop:
         _, seen, distance, fingerprint, kept_id, key, record, rule = decode_drop(data)

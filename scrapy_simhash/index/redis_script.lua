@@ -1,18 +1,21 @@
--- scrapy_simhash's Redis index: probe, check-and-insert, decide, insert, remove and fetch, each
--- one script run without interleaving. See scrapy_simhash/index/redis_index.py for the key
--- layout, the arguments and the argument for correctness.
+-- scrapy_simhash's Redis index: probe, query, check-and-insert, decide, insert, remove and drop
+-- records, each call one script run without interleaving, for one item or a batch of
+-- them in order. See scrapy_simhash/index/redis_index.py for the key layout, the arguments and
+-- the argument for correctness.
 --
 -- KEYS: meta, docs, fps, sigs, sents, drops, dseq, dkept, then one hash per table.
--- ARGV: mode, token, k, w (value bytes), f (field bytes), docid, expected header, record,
---       fingerprint, then the tables' arguments packed in one string, for each table:
---       field (f bytes), query value (w), lo (4), hi (4), old field (f), old value (w);
---       then the page's sealed packed signature ('' for a bare fingerprint), the field bits,
---       the tables' inverse permutations packed in one string (for each table: a count of
---       moves, then each move as source bit, width, destination bit, one byte each), the
---       bound on drop records (0: none are kept), the rules' names in their stored order
---       (space-separated), the time of a drop (8 bytes, a big-endian double), what mode
---       'drop' records (the kept document's id, the distance and the rule's code, 18 bytes;
---       else ''), and the rule's parameters as name, value pairs.
+-- ARGV: mode, token, k, w (value bytes), f (field bytes),
+--       the field bits, the tables' inverse permutations packed in one string (for each table:
+--       a count of moves, then each move as source bit, width, destination bit, one byte each),
+--       the bound on drop records (0: none are kept), the rules' names in their stored order
+--       (space-separated), the count of the rule's parameters and the parameters as name,
+--       value pairs; then the items, ITEM arguments each: docid, expected header, record,
+--       fingerprint, the tables' arguments packed in one string (for each table: field (f
+--       bytes), query value (w), lo (4), hi (4), old field (f), old value (w)), the page's
+--       sealed packed signature ('' for a bare fingerprint), the time of a drop (8 bytes, a
+--       big-endian double) and what mode 'drop' records (the kept document's id, the distance
+--       and the rule's code, 18 bytes; else '').
+-- The answer: one per item, in order.
 local mode = ARGV[1]
 if redis.call('HGET', KEYS[1], 'created') ~= ARGV[2] then
   return redis.error_reply('SIMHASHCHANGED the index was reset or replaced since it was opened')
@@ -22,25 +25,25 @@ local drops, dseq, dkept = KEYS[6], KEYS[7], KEYS[8]
 local T = 8  -- KEYS[T + i] is table i's hash
 local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
 local byte, sub, floor, char = string.byte, string.sub, math.floor, string.char
-
-if mode == 'fetch' then
-  -- the documents of the fingerprints ARGV[3..]: a flat list of records
-  local out = {}
-  for i = 3, #ARGV do
-    local links = redis.call('HGET', fps, ARGV[i])
-    if links then
-      for p = 1, #links, 16 do
-        local data = redis.call('HGET', docs, sub(links, p, p + 15))
-        if data then out[#out + 1] = data end
-      end
-    end
-  end
-  return out
-end
+local min, max, ceil = math.min, math.max, math.ceil
 
 local k, w, fb = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local docid, expect = ARGV[6], ARGV[7]
+local fbits, MOVES_BLOB = tonumber(ARGV[6]), ARGV[7]
+local LIMIT, RULE_NAMES = tonumber(ARGV[8]), ARGV[9]
+-- the rule's parameters (Python's Rule, by name)
+local R = {}
+local FIRST = 11 + 2 * tonumber(ARGV[10])  -- the first item's first argument
+for i = 11, FIRST - 1, 2 do R[ARGV[i]] = tonumber(ARGV[i + 1]) end
+local ITEM = 8
 local n = #KEYS - T
+
+-- the item at hand (load_item): its document id, the record header it expects, its record,
+-- fingerprint, sealed signature, drop time and drop arguments; the tables' arguments: F field,
+-- Q query value, LO and HI the range of the first 4 bytes of a value within the query's
+-- prefix, OF and OV the old fingerprint's field and value; BK the query's buckets as the probe
+-- read them (false: none), for the insert that follows
+local docid, expect, record, fp, signature, drop_seen, dropping
+local F, Q, LO, HI, OF, OV, BK
 
 -- a value's first 4 bytes, and its other w - 4, as numbers (at most 32 bits each)
 local function head(b, p)
@@ -89,11 +92,12 @@ local function position(b, h0, t0)
   return lo
 end
 
--- the tables' arguments: F field, Q query value, LO and HI the range of the first 4 bytes of
--- a value within the query's prefix, OF and OV the old fingerprint's field and value
-local F, Q, LO, HI, OF, OV = {}, {}, {}, {}, {}, {}
-do
-  local blob, p = ARGV[10], 1
+-- make the item whose arguments start at ARGV[b] the item at hand
+local function load_item(b)
+  docid, expect, record, fp = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
+  signature, drop_seen, dropping = ARGV[b + 5], ARGV[b + 6], ARGV[b + 7]
+  F, Q, LO, HI, OF, OV, BK = {}, {}, {}, {}, {}, {}, {}
+  local blob, p = ARGV[b + 4], 1
   for i = 1, n do
     F[i] = sub(blob, p, p + fb - 1)
     p = p + fb
@@ -105,9 +109,6 @@ do
     p = p + fb + w
   end
 end
-
--- the query's buckets as the probe read them (false: none), for the insert that follows
-local BK = {}
 
 -- every stored value within k of the query: {table, value, distance}, table 0-based
 local function probe()
@@ -140,7 +141,110 @@ local function probe()
   return out
 end
 
-if mode == 'probe' then return probe() end
+-- the answers of run for every item, in order: {answers}, or {answers so far, error} when an
+-- item met a damaged page signature (what the items before it wrote stands)
+local function run_items(run)
+  local out = {}
+  for b = FIRST, #ARGV, ITEM do
+    load_item(b)
+    local answer = run()
+    if answer.err then return {out, answer.err} end
+    out[#out + 1] = answer
+  end
+  return {out}
+end
+
+-- the modes that need no more than what is defined so far return as soon as it is: a script
+-- defines only the functions its mode needs (each closure made costs the script time)
+if mode == 'probe' then return run_items(probe) end
+
+-- the original fingerprint (8 bytes, big-endian) of value v in table i: its permuted bits
+-- (the field's on top of the value's) moved back by the table's inverse permutation
+local MOVES
+local P2 = {}  -- P2[x] = 2^x
+for x = 0, 32 do P2[x] = 2 ^ x end
+-- a number's 4 bytes, big-endian
+local function be4(x)
+  return char(floor(x / 16777216), floor(x / 65536) % 256, floor(x / 256) % 256, x % 256)
+end
+local function original(i, v)
+  if not MOVES then
+    MOVES = {}
+    local blob, p = MOVES_BLOB, 1
+    for t = 1, n do
+      local m = byte(blob, p)
+      MOVES[t] = {byte(blob, p + 1, p + 3 * m)}
+      p = p + 1 + 3 * m
+    end
+  end
+  -- the permuted fingerprint as 32-bit halves: the field's bits on top of the value's
+  local f = 0
+  for j = 1, fb do f = f * 256 + byte(F[i], j) end
+  local vhigh = 0
+  for j = 1, w - 4 do vhigh = vhigh * 256 + byte(v, j) end
+  local hi, lo = f * P2[32 - fbits] + vhigh, head(v, w - 3)
+  -- each move's bits, 16 at a time, from (hi, lo) to their place in (ohi, olo)
+  local ohi, olo = 0, 0
+  local moves = MOVES[i]
+  for c = 1, #moves, 3 do
+    local src, width, dst = moves[c], moves[c + 1], moves[c + 2]
+    while width > 0 do
+      local cnt = min(width, 16)
+      local x
+      if src >= 32 then
+        x = floor(hi / P2[src - 32]) % P2[cnt]
+      elseif src + cnt <= 32 then
+        x = floor(lo / P2[src]) % P2[cnt]
+      else
+        local below = 32 - src
+        x = floor(lo / P2[src]) + (hi % P2[cnt - below]) * P2[below]
+      end
+      if dst >= 32 then
+        ohi = ohi + x * P2[dst - 32]
+      elseif dst + cnt <= 32 then
+        olo = olo + x * P2[dst]
+      else
+        local below = 32 - dst
+        olo = olo + (x % P2[below]) * P2[dst]
+        ohi = ohi + floor(x / P2[below])
+      end
+      src, dst, width = src + cnt, dst + cnt, width - cnt
+    end
+  end
+  return be4(ohi) .. be4(olo)
+end
+
+-- each(id, record, distance) for every stored document of the probe's answer found (every
+-- fingerprint once)
+local function documents(found, each)
+  local near = {}
+  for c = 1, #found, 3 do
+    local fpo = original(found[c] + 1, found[c + 1])
+    if not near[fpo] then
+      near[fpo] = true
+      local links = redis.call('HGET', fps, fpo)
+      if links then
+        for p = 1, #links, 16 do
+          local id = sub(links, p, p + 15)
+          local data = redis.call('HGET', docs, id)
+          if data then each(id, data, found[c + 2]) end
+        end
+      end
+    end
+  end
+end
+-- every stored document within k: a flat list of record, distance
+local function query()
+  local out = {}
+  documents(probe(), function(_, data, d)
+    out[#out + 1] = data
+    out[#out + 1] = d
+  end)
+  return out
+end
+
+
+if mode == 'query' then return run_items(query) end
 
 -- -- page signatures -------------------------------------------------------------------------
 
@@ -183,10 +287,6 @@ local function distinct(sig)
   return out
 end
 
--- the rule's parameters (Python's Rule, by name)
-local R = {}
-for i = 18, #ARGV, 2 do R[ARGV[i]] = tonumber(ARGV[i + 1]) end
-local min, max, ceil = math.min, math.max, math.ceil
 
 -- the rule by which page is a near duplicate of stored, or nil (Rule.decide); counted: the
 -- shared sentences that pass the guard (nil: every shared sentence)
@@ -227,73 +327,21 @@ local function before(a, b)
   return #a < #b
 end
 
--- the original fingerprint (8 bytes, big-endian) of value v in table i: its permuted bits
--- (the field's on top of the value's) moved back by the table's inverse permutation
-local fbits = tonumber(ARGV[12])
-local MOVES
-local function original(i, v)
-  if not MOVES then
-    MOVES = {}
-    local blob, p = ARGV[13], 1
-    for t = 1, n do
-      local m = byte(blob, p)
-      MOVES[t] = {byte(blob, p + 1, p + 3 * m)}
-      p = p + 1 + 3 * m
-    end
-  end
-  local low = 64 - fbits
-  local perm, out = {}, {}
-  local function bits(s, count, base)
-    for j = 0, count - 1 do
-      local b = byte(s, #s - floor(j / 8)) or 0
-      perm[base + j] = floor(b / 2 ^ (j % 8)) % 2
-    end
-  end
-  bits(v, low, 0)
-  bits(F[i], fbits, low)
-  local moves = MOVES[i]
-  for c = 1, #moves, 3 do
-    local src, width, dst = moves[c], moves[c + 1], moves[c + 2]
-    for j = 0, width - 1 do out[dst + j] = perm[src + j] end
-  end
-  local bytes = {}
-  for b = 0, 7 do
-    local x = 0
-    for j = 7, 0, -1 do x = x * 2 + out[(7 - b) * 8 + j] end
-    bytes[b + 1] = x
-  end
-  return char(unpack(bytes))
-end
 
 -- the decision of SimhashIndex._decide: {record, distance, rule, id} of the stored document
 -- (but docid) the page is a near duplicate of, or nil
 local function decide(found)
   local page = nil
-  if ARGV[11] ~= '' then
-    page = parsed(ARGV[11])
+  if signature ~= '' then
+    page = parsed(signature)
     if page.err then return page end
   end
   -- Hamming candidates: every document of every fingerprint within k, nearest first, then
   -- by key; the first without a signature, or that the Hamming rule accepts, wins
-  local near, cands = {}, {}
-  for c = 1, #found, 3 do
-    local fp = original(found[c] + 1, found[c + 1])
-    if not near[fp] then
-      near[fp] = true
-      local links = redis.call('HGET', fps, fp)
-      if links then
-        for p = 1, #links, 16 do
-          local id = sub(links, p, p + 15)
-          if id ~= docid then
-            local data = redis.call('HGET', docs, id)
-            if data then
-              cands[#cands + 1] = {id = id, data = data, d = found[c + 2], key = record_key(data)}
-            end
-          end
-        end
-      end
-    end
-  end
+  local cands = {}
+  documents(found, function(id, data, d)
+    if id ~= docid then cands[#cands + 1] = {id = id, data = data, d = d, key = record_key(data)} end
+  end)
   table.sort(cands, function(a, b)
     if a.d ~= b.d then return a.d < b.d end
     return before(a.key, b.key)
@@ -352,12 +400,6 @@ local function decide(found)
   return nil
 end
 
-if mode == 'decide' then
-  local match = decide(probe())
-  if match and match.err then return match end
-  if match then return {1, match[1], match[2], match[3]} end
-  return {0, 0}
-end
 
 -- take the document ``gone`` (default: this one) out of the packed ids in field f of hash h
 -- (the field deleted when no id is left); true when none is left
@@ -408,14 +450,14 @@ local function forget_kept(kept)
   if not ids then return end
   for p = 1, #ids, 16 do forget_drop(sub(ids, p, p + 15)) end
 end
--- record this page (its record ARGV[8]: fingerprint 8, first seen 8, key length 4, key, JSON,
--- CRC 4) as dropped against the document kept at distance d by the rule of code, at the time
--- ARGV[16]; then evict the oldest records beyond limit
+-- record this page (its record: fingerprint 8, first seen 8, key length 4, key, JSON, CRC 4)
+-- as dropped against the document kept at distance d by the rule of code, at the time
+-- drop_seen; then evict the oldest records beyond limit
 local function record_drop(kept, d, code, limit)
   forget_drop(docid)
   local seq = redis.call('HINCRBY', KEYS[1], 'drops_seq', 1)
-  local rec = ARGV[8]
-  local body = be(seq, 8) .. ARGV[16] .. char(d, code) .. sub(rec, 1, 8) .. kept
+  local rec = record
+  local body = be(seq, 8) .. drop_seen .. char(d, code) .. sub(rec, 1, 8) .. kept
     .. sub(rec, 17, #rec - 4)
   local c = crc32(body)
   redis.call('HSET', drops, docid, body .. char(c % 256, floor(c / 256) % 256,
@@ -427,31 +469,15 @@ local function record_drop(kept, d, code, limit)
     for _, id in ipairs(redis.call('ZRANGE', dseq, 0, excess - 1)) do forget_drop(id) end
   end
 end
-local LIMIT = tonumber(ARGV[14])
 -- a rule's stored code: its place in the rules' names
 local function rule_code(name)
   local i = 0
-  for r in ARGV[15]:gmatch('%S+') do
+  for r in RULE_NAMES:gmatch('%S+') do
     if r == name then return i end
     i = i + 1
   end
   return redis.error_reply('SIMHASHMODE unknown rule ' .. name)
 end
-
-if mode == 'forget' then
-  return {0, forget_drop(docid) and 1 or 0}
-end
-if mode == 'drop' then  -- record_drop: ARGV[17] is the kept id, the distance and the rule code
-  local kept = sub(ARGV[17], 1, 16)
-  if redis.call('HEXISTS', docs, kept) == 0 then return {-2, 0} end
-  record_drop(kept, byte(ARGV[17], 17), byte(ARGV[17], 18), max(LIMIT, 1))
-  return {0, 1}
-end
-
-local old = redis.call('HGET', docs, docid)
-local held = old and sub(old, 1, 16) or ''
-if held ~= expect then return {-1, held} end
-local old_fp = sub(expect, 1, 8)
 
 -- the value v into (or out of) table i's bucket f
 local function table_add(i, f, v)
@@ -474,8 +500,9 @@ local function table_remove(i, f, v)
   if b == '' then redis.call('HDEL', key, f) else redis.call('HSET', key, f, b) end
 end
 
--- detach the document from its old fingerprint; the last document's takes it out of the tables
-local function unlink()
+-- detach the document from its old fingerprint (old_fp); the last document's takes it out of
+-- the tables
+local function unlink(old_fp)
   if not drop_id(fps, old_fp) then return end
   for i = 1, n do table_remove(i, OF[i], OV[i]) end
   redis.call('HINCRBY', KEYS[1], 'fingerprints', -1)
@@ -490,10 +517,10 @@ local function forget_signature()
   if sig.err then return end  -- a damaged signature: verify finds its postings
   for _, s in ipairs(distinct(sig)) do drop_id(sents, sentence_key(s)) end
 end
--- keep the page's signature (ARGV[11], sealed) for the document, and list it under each of its
--- sentences (its old signature forgotten first, so it is in no posting yet)
+-- keep the page's signature (sealed) for the document, and list it under each of its sentences
+-- (its old signature forgotten first, so it is in no posting yet)
 local function keep_signature()
-  local sealed = ARGV[11]
+  local sealed = signature
   if sealed == '' then return end
   local sig = parsed(sealed)
   if sig.err then return end
@@ -505,18 +532,72 @@ local function keep_signature()
   end
 end
 
-if mode == 'remove' then
+-- -- the modes: each answers for the item at hand ------------------------------------------------
+
+local MODES = {}
+function MODES.decide()
+  local match = decide(probe())
+  if match and match.err then return match end
+  if match then return {1, match[1], match[2], match[3]} end
+  return {0, 0}
+end
+function MODES.forget() return {0, forget_drop(docid) and 1 or 0} end
+-- record_drop: dropping is the kept id, the distance and the rule code
+function MODES.drop()
+  local kept = sub(dropping, 1, 16)
+  if redis.call('HEXISTS', docs, kept) == 0 then return {-2, 0} end
+  record_drop(kept, byte(dropping, 17), byte(dropping, 18), max(LIMIT, 1))
+  return {0, 1}
+end
+-- remove, check, insert: refused ({-1, header}) when the document's record is not the one the
+-- client read
+local function changed()
+  local old = redis.call('HGET', docs, docid)
+  local held = old and sub(old, 1, 16) or ''
+  if held ~= expect then return {-1, held} end
+  return nil
+end
+function MODES.remove()
+  local refused = changed()
+  if refused then return refused end
   if expect == '' then return {0, 0} end
   redis.call('HDEL', docs, docid)
-  unlink()
+  unlink(sub(expect, 1, 8))
   forget_signature()
   forget_kept(docid)
   forget_drop(docid)
   return {0, 1}
 end
-
-local fp = ARGV[9]
-if mode == 'check' then
+-- store: the record, its signature and postings, its fingerprint's link, and a fingerprint new
+-- to the index in the tables
+local function store()
+  redis.call('HSET', docs, docid, record)
+  forget_drop(docid)  -- a key stored now is no longer dropped
+  if expect ~= '' then forget_signature() end
+  keep_signature()
+  if expect ~= '' then
+    local old_fp = sub(expect, 1, 8)
+    if old_fp == fp then return {0, 0} end
+    unlink(old_fp)
+  end
+  local links = redis.call('HGET', fps, fp)
+  if links then
+    redis.call('HSET', fps, fp, links .. docid)
+    return {0, 0}
+  end
+  redis.call('HSET', fps, fp, docid)
+  for i = 1, n do table_add(i, F[i], Q[i]) end
+  redis.call('HINCRBY', KEYS[1], 'fingerprints', 1)
+  return {0, 1}
+end
+function MODES.insert()
+  local refused = changed()
+  if refused then return refused end
+  return store()
+end
+function MODES.check()
+  local refused = changed()
+  if refused then return refused end
   local match = decide(probe())
   if match and match.err then return match end
   if match then
@@ -527,26 +608,9 @@ if mode == 'check' then
     end
     return {1, match[1], match[2], match[3]}
   end
-elseif mode ~= 'insert' then
-  return redis.error_reply('SIMHASHMODE unknown mode ' .. mode)
+  return store()
 end
 
--- store: the record, its signature and postings, its fingerprint's link, and a fingerprint new
--- to the index in the tables
-redis.call('HSET', docs, docid, ARGV[8])
-forget_drop(docid)  -- a key stored now is no longer dropped
-if expect ~= '' then forget_signature() end
-keep_signature()
-if expect ~= '' then
-  if old_fp == fp then return {0, 0} end
-  unlink()
-end
-local links = redis.call('HGET', fps, fp)
-if links then
-  redis.call('HSET', fps, fp, links .. docid)
-  return {0, 0}
-end
-redis.call('HSET', fps, fp, docid)
-for i = 1, n do table_add(i, F[i], Q[i]) end
-redis.call('HINCRBY', KEYS[1], 'fingerprints', 1)
-return {0, 1}
+local run = MODES[mode]
+if not run then return redis.error_reply('SIMHASHMODE unknown mode ' .. mode) end
+return run_items(run)
