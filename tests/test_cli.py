@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -18,9 +19,11 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_simhash.cli import main
+from scrapy_simhash.cli.open_index import reword
 from scrapy_simhash.cli.output import Progress
 from scrapy_simhash.crawl.middleware import SimhashMiddleware
 from scrapy_simhash.index import FORMAT_VERSION, SimhashIndex
+from scrapy_simhash.index.storage import META
 from scrapy_simhash.text.extract import extract_text
 from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION, Fingerprinter
 from tests.test_scrapy_crawl import ARTICLES, COPIES, SiteSpider  # the loopback site's crawl
@@ -355,7 +358,11 @@ def test_fingerprint_files(capsys, files):
     code, out, _ = run(capsys, "fingerprint", "--html", str(files["html"]))
     page_fp = _fp(extract_text(files["html"].read_bytes()) or "")
     assert code == 0
-    assert out.splitlines()[1].split() == [f"{page_fp:016x}", "55", str(files["html"])]
+    # columns of 16 and 7 characters, two spaces apart: the values line up under their names
+    assert out.splitlines() == [
+        "FINGERPRINT       WORDS    FILE",
+        f"{page_fp:016x}  55       {files['html']}",
+    ]
 
 
 def test_fingerprint_html_without_text(capsys, tmp_path):
@@ -498,6 +505,25 @@ def test_compact(capsys, index_path, tmp_path):
         1,
         f"scrapy-simhash: error: {dest} exists and is not an empty directory\n",
     )
+    # --json: the sizes before and after, as on disk
+    moved = tmp_path / "copy2"
+    done = run_json(capsys, "compact", index_path, str(moved))
+    assert done == {
+        "source": index_path,
+        "dest": str(moved),
+        "bytes_before": os.path.getsize(os.path.join(index_path, "data.mdb")),
+        "bytes_after": os.path.getsize(moved / "data.mdb"),
+    }
+    # an empty folder is a fine destination; a file is not
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run(capsys, "compact", index_path, str(empty))[0] == 0
+    (tmp_path / "a-file").write_text("x")
+    code, _, err = run(capsys, "compact", index_path, str(tmp_path / "a-file"))
+    assert (code, err) == (
+        1,
+        f"scrapy-simhash: error: {tmp_path / 'a-file'} exists and is not an empty directory\n",
+    )
 
 
 # -- errors --------------------------------------------------------------------------------
@@ -527,6 +553,11 @@ def test_errors_are_one_line(capsys, tmp_path, command):
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "data.mdb").write_bytes(b"\x01" * 8192)
     _plain_lmdb(tmp_path / "plain")
+    SimhashIndex(str(tmp_path / "no-meta")).close()  # the index's databases, its meta emptied
+    env = lmdb.open(str(tmp_path / "no-meta"), max_dbs=80)
+    with env.begin(write=True) as txn:
+        txn.drop(env.open_db(META, txn=txn), delete=False)
+    env.close()
     cases = {
         tmp_path / "missing": "no index at {}",
         a_file: "{} is not a scrapy-simhash index",
@@ -535,12 +566,26 @@ def test_errors_are_one_line(capsys, tmp_path, command):
         tmp_path / "plain": (
             "{} is not a scrapy-simhash index (an LMDB environment without index metadata)"
         ),
+        tmp_path / "no-meta": (
+            "{} is not a scrapy-simhash index (an LMDB environment without index metadata)"
+        ),
     }
     for path, message in cases.items():
         code, out, err = run(capsys, command, str(path), *extra)
         assert (code, out) == (1, "")
         assert err == f"scrapy-simhash: error: {message.format(path)}\n"
     assert not (tmp_path / "missing").exists()  # nothing created, even by remove
+
+
+def test_a_permission_error_is_said_as_such():
+    """As root (CI) no folder can be made unreadable: the rewording is checked directly, for
+    an OSError of errno EACCES (as LMDB raises it) and a PermissionError."""
+    from_lmdb = lmdb.Error("ix: Permission denied")  # an LMDB error carrying its errno
+    from_lmdb.errno = errno.EACCES
+    for exc in (OSError(errno.EACCES, "Permission denied"), PermissionError("denied"), from_lmdb):
+        assert str(reword("ix", exc)) == "cannot open ix: permission denied"
+    assert str(reword("ix", OSError(errno.EIO, "I/O error"))) == "[Errno 5] I/O error"
+    assert str(reword("ix", ValueError("k must be in 0..32"))) == "k must be in 0..32"
 
 
 def test_a_folder_of_spider_indexes_is_not_an_index_and_the_error_names_them(capsys, tmp_path):
@@ -618,6 +663,9 @@ def test_progress_only_on_a_terminal():
     assert quiet.getvalue() == ""
     assert "dump: 1 / 3" in shown.getvalue()
     assert shown.getvalue().endswith("\r\033[K")
+    unknown = Terminal()  # no total known: the count alone
+    assert list(Progress("dump", 0, unknown).track("ab")) == ["a", "b"]
+    assert "\r\033[Kdump: 1\r" in unknown.getvalue() and " / " not in unknown.getvalue()
 
 
 # -- other surfaces, concurrency -----------------------------------------------------------

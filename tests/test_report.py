@@ -120,6 +120,7 @@ def test_the_report_bounds_its_lists_and_says_what_it_left_out(
     page = make(capsys, index_path, tmp_path / "report.html")
     assert len(page.cssselect("#groups .group")) == 1
     assert len(page.cssselect("#groups .group tr")) == 1 + 1 + 2  # head, kept, two copies
+    assert len(page.cssselect("#sites tr")) == 1 + 1  # head, the most frequent pair
     assert len(json.loads(page.get_element_by_id("urls").text)) == 3
     notes = [" ".join(li.text_content().split()) for li in page.cssselect("#left-out li")]
     assert notes == [
@@ -227,3 +228,39 @@ def test_copies_found_by_their_sentences_have_a_bar_beyond_k(capsys, index_path,
     ]
     labels = [t.text for t in page.cssselect("#distances text")]
     assert ">3" in labels
+
+
+def test_counts_links_groups_and_bounds_at_their_edges(capsys, index_path, tmp_path, monkeypatch):
+    """Two drops at one distance make one bar of 2; a dry run's record counts as such; a key
+    that is not a web URL is shown, not linked; ``-k`` narrows the groups (and says so); a list
+    exactly at its bound is shown whole, without a note; the page names its index."""
+    with SimhashIndex(index_path, drop_records=100) as ix:
+        # 1 bit from the other story: a second drop at distance 1, from a dry run
+        ix.check_and_insert(flip(B, 5), "http://c.example/other-copy", dry_run=True, run="r2")
+        ix.insert(flip(A, 40, 41), "urn:archive:story")  # stored 2 bits from the story
+    limits = {**report_module.LIMITS, "site_pairs": 2}  # b->a and c->a: exactly the bound
+    monkeypatch.setattr(report_module, "LIMITS", limits)
+    page = make(capsys, index_path, tmp_path / "report.html")
+    assert page.findtext(".//h1") == f"Near duplicates in {index_path}"
+    bars = [b.findtext("title") for b in page.cssselect("#distances rect")]
+    assert bars[:2] == ["distance 0: 1 drops", "distance 1: 2 drops"]
+    facts = {
+        r.findtext("th"): r.findtext("td") for r in page.cssselect("tr") if r.find("th") is not None
+    }
+    assert (facts["drops in dry runs"], facts["groups within"]) == ("1", "3")
+    assert len(page.cssselect("#sites tr")) == 1 + 2 and not page.cssselect("#left-out")
+    group = page.cssselect("#groups .group")[0]
+    kept = [(cells(r)[0], r.findtext(".//a")) for r in group.cssselect("tr")[1:3]]
+    assert kept == [("kept", "https://a.example/story"), ("kept", None)]  # the urn: as text
+    assert "urn:archive:story" in group.text_content()
+    links = [a.get("href") for a in page.cssselect("#groups a")]
+    assert "http://c.example/other-copy" in links and "urn:archive:story" not in links
+    # Within 1 bit the urn page is no longer in the story's group.
+    narrow = make(capsys, index_path, tmp_path / "narrow.html", "-k", "1")
+    facts = {
+        r.findtext("th"): r.findtext("td")
+        for r in narrow.cssselect("tr")
+        if r.find("th") is not None
+    }
+    assert facts["groups within"] == "1"
+    assert "urn:archive:story" not in narrow.get_element_by_id("groups").text_content()

@@ -30,10 +30,7 @@ local min, max, ceil = math.min, math.max, math.ceil
 local k, w, fb = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local fbits, MOVES_BLOB = tonumber(ARGV[6]), ARGV[7]
 local LIMIT, RULE_NAMES = tonumber(ARGV[8]), ARGV[9]
--- the rule's parameters (Python's Rule, by name)
-local R = {}
 local FIRST = 11 + 2 * tonumber(ARGV[10])  -- the first item's first argument
-for i = 11, FIRST - 1, 2 do R[ARGV[i]] = tonumber(ARGV[i + 1]) end
 local ITEM = 8
 local n = #KEYS - T
 
@@ -160,16 +157,15 @@ if mode == 'probe' then return run_items(probe) end
 
 -- the original fingerprint (8 bytes, big-endian) of value v in table i: its permuted bits
 -- (the field's on top of the value's) moved back by the table's inverse permutation
-local MOVES
-local P2 = {}  -- P2[x] = 2^x
-for x = 0, 32 do P2[x] = 2 ^ x end
+local MOVES, P2  -- P2[x] = 2^x; both made at the first use
 -- a number's 4 bytes, big-endian
 local function be4(x)
   return char(floor(x / 16777216), floor(x / 65536) % 256, floor(x / 256) % 256, x % 256)
 end
 local function original(i, v)
   if not MOVES then
-    MOVES = {}
+    MOVES, P2 = {}, {}
+    for x = 0, 32 do P2[x] = 2 ^ x end
     local blob, p = MOVES_BLOB, 1
     for t = 1, n do
       local m = byte(blob, p)
@@ -287,6 +283,10 @@ local function distinct(sig)
   return out
 end
 
+
+-- the rule's parameters (Python's Rule, by name), read by the modes that decide
+local R = {}
+for i = 11, FIRST - 1, 2 do R[ARGV[i]] = tonumber(ARGV[i + 1]) end
 
 -- the rule by which page is a near duplicate of stored, or nil (Rule.decide); counted: the
 -- shared sentences that pass the guard (nil: every shared sentence)
