@@ -13,13 +13,18 @@ from scrapy_simhash.index.redis_index import RedisIndex, choose_field_bits, reda
 
 
 def test_all_keys_under_one_hash_tag_and_few_of_them(redis_server, key):
-    with RedisIndex(redis_server.url, key, expected_size=10**7) as ix:
+    with RedisIndex(redis_server.url, key, expected_size=10**7, drop_records=10) as ix:
         ix.insert_many((i * 0x9E3779B97F4A7C15 % 2**64, f"k{i}", {}) for i in range(5000))
         assert len(ix) == 5000
-    with redis_server.client() as client:
-        names = sorted(k.decode() for k in client.scan_iter(match=f"{{{key}}}*"))
-    tables = [f"{{{key}}}:t{i:02d}" for i in range(10)]
-    assert names == sorted([f"{{{key}}}:meta", f"{{{key}}}:docs", f"{{{key}}}:fps", *tables])
+        with redis_server.client() as client:
+            names = sorted(k.decode() for k in client.scan_iter(match=f"{{{key}}}*"))
+        tables = [f"{{{key}}}:t{i:02d}" for i in range(10)]
+        assert names == sorted([f"{{{key}}}:{n}" for n in ("meta", "docs", "fps")] + tables)
+        assert ix.check_and_insert(0x9E3779B97F4A7C15 ^ 1, "copy").key == "k1"
+        with redis_server.client() as client:
+            names = sorted(k.decode() for k in client.scan_iter(match=f"{{{key}}}*"))
+        drops = [f"{{{key}}}:{n}" for n in ("drops", "dseq", "dkept")]
+        assert names == sorted([f"{{{key}}}:{n}" for n in ("meta", "docs", "fps")] + tables + drops)
 
 
 def test_meta_holds_the_parameters(redis_server, key):
@@ -37,6 +42,7 @@ def test_meta_holds_the_parameters(redis_server, key):
         "fingerprints",
     }
     assert (meta["max_distance"], meta["numbers"]) == ("3", "1")
+    assert meta["format_version"] == "3"  # 3: drop records (a change of layout bumps it)
 
 
 def test_other_parameters_are_refused(redis_server, key):
