@@ -513,7 +513,7 @@ class RedisIndex(IndexFace):
         seen: float = 0.0,
         dropping: bytes = b"",
     ) -> list[Any]:
-        """An item's arguments (:data:`ITEM_ARGS` of them): ``docid``, ``held`` (the record
+        """An item's arguments (the script's ``ITEM``, 8): ``docid``, ``held`` (the record
         header the client read), ``record``, the fingerprint, the tables' part packed in one
         string (the query's field, value and prefix range in every table, and the field and
         value of the ``held`` fingerprint), the page's sealed ``signature``, the time ``seen``
