@@ -520,6 +520,7 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ("+ hamming length guard", dataclasses.replace(d, sentences_veto=OFF)),
         ("+ sentences veto (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
+        ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
     ]
 
 

@@ -454,3 +454,49 @@ async def test_a_crawl_drops_articles_copied_into_another_sites_layout(site, rou
         for path, (article, rule) in expected.items():
             drop = index.dropped(site.url(path))
             assert (drop.kept, drop.rule) == (site.url(article), rule)
+
+
+QUOTES = [
+    ("Harbour Group", "412.50", "3.2%"),
+    ("Northern Rail", "87.15", "1.4%"),
+    ("Quay Foods", "23.80", "0.9%"),
+    ("Grain Holdings", "156.35", "2.7%"),
+    ("Coastal Energy", "64.05", "5.1%"),
+    ("Ferry Lines", "18.95", "0.4%"),
+    ("Dock Works", "243.10", "1.8%"),
+    ("Tidal Power", "9.72", "6.3%"),
+    ("Salt Bank", "301.40", "2.2%"),
+    ("Pier Hotels", "45.60", "4.6%"),
+]
+
+
+def test_a_copy_whose_layout_adds_numbers_of_its_own_is_not_vetoed_by_them():
+    """The numbers veto is for pages of one kind, which carry numbers in like amounts: a copy
+    of an article in a layout that shows a table of share prices beside it has several times
+    the article's numbers, and those numbers say nothing of the article."""
+    paragraphs = [
+        *PARAGRAPHS[:4],
+        "The conversion will cost 14.5 million euros, of which the port pays 6.2 million.",
+        "The hall will have 120 stalls on 3,400 square metres, 35% more than the old square.",
+        *PARAGRAPHS[4:],
+    ]
+    article = _signature(_plain_layout("Grain terminal", paragraphs))
+    rows = "".join(f"<tr><td>{n}</td><td>{p}</td><td>{c}</td></tr>" for n, p, c in QUOTES)
+    quoted = _plain_layout("Grain terminal", paragraphs).replace(
+        "</article>", f"<h2>Markets today</h2><table>{rows}</table></article>"
+    )
+    copy = _signature(quoted)
+    assert article.number_count >= 3 and 2 * article.number_count < copy.number_count
+    # Those numbers would veto it if numbers in any amounts were compared.
+    assert Rule(numbers_ratio=0).numbers_differ(copy, article)
+    assert not DEFAULT_RULE.numbers_differ(copy, article)
+    assert article.is_near_duplicate(copy) and copy.is_near_duplicate(article)
+
+
+def test_the_numbers_veto_compares_numbers_in_like_amounts():
+    fewer = PageSignature(1, (), 500, numbers=0, number_count=5)
+    more = PageSignature(1, (), 500, numbers=(1 << 64) - 1, number_count=10)
+    assert DEFAULT_RULE.numbers_ratio == 0.5
+    assert DEFAULT_RULE.numbers_differ(fewer, more)  # half: still like amounts
+    assert not DEFAULT_RULE.numbers_differ(fewer, PageSignature(1, (), 500, (1 << 64) - 1, 11))
+    assert not DEFAULT_RULE.numbers_differ(fewer, PageSignature(1, (), 500, (1 << 64) - 1, 0))

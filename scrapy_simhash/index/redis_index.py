@@ -169,6 +169,7 @@ RULE_FIELDS = (
     "veto_distance",
     "numbers_min",
     "numbers_distance",
+    "numbers_ratio",
     "guard",
 )
 

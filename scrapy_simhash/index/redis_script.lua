@@ -291,7 +291,8 @@ for i = 11, FIRST - 1, 2 do R[ARGV[i]] = tonumber(ARGV[i + 1]) end
 -- the rule by which page is a near duplicate of stored, or nil (Rule.decide); counted: the
 -- shared sentences that pass the guard (nil: every shared sentence)
 local function rule_decide(page, stored, counted)
-  if min(page.nc, stored.nc) >= R.numbers_min
+  local fewer = min(page.nc, stored.nc)
+  if fewer >= R.numbers_min and fewer >= R.numbers_ratio * max(page.nc, stored.nc)
     and pop(bxor(page.nl, stored.nl)) + pop(bxor(page.nh, stored.nh)) > R.numbers_distance then
     return nil
   end

@@ -34,10 +34,13 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
     byline, a newsletter box): that is learned across pages, and acts only in the decision.
 
 Neither applies when their numbers disagree: both have :attr:`Rule.numbers_min` content
-numbers or more and their sketches differ in more than :attr:`Rule.numbers_distance` bits (two
-product pages or match reports share their words and their prose, not their numbers; dates,
-times and counters are not content numbers). The rule's parameters were chosen on
-``bench/quality.py`` (``docs/quality.md``).
+numbers or more, in like amounts (the fewer at least :attr:`Rule.numbers_ratio` of the more),
+and their sketches differ in more than :attr:`Rule.numbers_distance` bits (two product pages
+or match reports share their words and their prose, not their numbers; dates, times and
+counters are not content numbers). Two pages of one kind carry about as many numbers; when
+one carries over twice the other's, the extra ones come from the page around the text (a
+layout's sidebar of prices or scores, its tables), and the numbers say nothing of the text.
+The rule's parameters were chosen on ``bench/quality.py`` (``docs/quality.md``).
 
 A signature depends on the text alone, and is a storage format (:meth:`PageSignature.pack`):
 any change to what this module computes bumps :data:`.fingerprint.FINGERPRINT_VERSION`.
@@ -167,8 +170,10 @@ class Rule:
     veto_distance: int = 2
     #: The numbers veto applies when both pages have this many content numbers...
     numbers_min: int = 3
-    #: ... and vetoes when their numbers sketches differ in more bits than this.
+    #: ... and vetoes when their numbers sketches differ in more bits than this...
     numbers_distance: int = 20
+    #: ... if the fewer numbers are at least this share of the more.
+    numbers_ratio: float = 0.5
     #: In an index, a sentence held by this many stored pages no longer counts.
     guard: int = 3
 
@@ -204,9 +209,10 @@ class Rule:
         return None
 
     def numbers_differ(self, a: PageSignature, b: PageSignature) -> bool:
-        """Whether two pages' content numbers disagree: both have enough of them, and their
-        sketches say the sets overlap little."""
-        if min(a.number_count, b.number_count) < self.numbers_min:
+        """Whether two pages' content numbers disagree: both have enough of them, in like
+        amounts, and their sketches say the sets overlap little."""
+        fewer, more = sorted((a.number_count, b.number_count))
+        if fewer < self.numbers_min or fewer < self.numbers_ratio * more:
             return False
         return hamming(a.numbers, b.numbers) > self.numbers_distance
 
