@@ -24,7 +24,10 @@ second and milliseconds per page:
 
 Criterion: the page signature (features+simhash and the second signal) must cost at most 20%
 of trafilatura's (default, not fast) extraction time per page, so that extraction stays the
-only large cost.
+only large cost. It is judged on paired timings: each page extracted and then signed, back to
+back, in CPU time, the share summed over a pass (caches cleared before it), the median of the
+passes; on a shared machine, separate passes of each minutes apart move the share by several
+points from one run to the next.
 
 Each pass is repeated ``--repeat`` times and the median is reported (wall time with
 ``time.perf_counter``, CPU time of the process with ``time.process_time``): the machine may
@@ -148,6 +151,7 @@ def measure_group(pages: list[Page], repeat: int) -> dict:
     words_cold, _ = timed(texts, fp.content_words, repeat, before=clear_caches)
     sign_cold, _ = timed(texts, lambda t: page_signature(t, fp), repeat, before=clear_caches)
     whole_t, _ = timed(pages, whole, repeat, before=clear_caches)
+    paired = paired_shares(pages, fp, repeat)
     pkg, _ = timed(texts, pkg_simhash, repeat)
     traf, _ = timed(texts, lambda s: TrafSimhash(s).hash, repeat, before=clear_caches)
     return {
@@ -170,7 +174,30 @@ def measure_group(pages: list[Page], repeat: int) -> dict:
         "ext_fast": ext_fast,
         "fp_cold": fp_cold,
         "sign_cold": sign_cold,
+        "paired": paired,
     }
+
+
+def paired_shares(pages: list[Page], fp: Fingerprinter, repeat: int) -> list[float]:
+    """The page signature's CPU time over extraction's, each page extracted and then signed
+    back to back (caches cleared before each pass), one share per pass: whatever else the
+    machine runs slows both sides of a page alike, where separate passes minutes apart can
+    each catch a different load."""
+    shares = []
+    for _ in range(repeat):
+        clear_caches()
+        gc.collect()
+        extracting = signing = 0.0
+        for p in pages:
+            c0 = time.process_time()
+            text = extract_text(p.raw, p.url, encoding=p.encoding)
+            c1 = time.process_time()
+            if text:
+                page_signature(text, fp)
+            extracting += c1 - c0
+            signing += time.process_time() - c1
+        shares.append(signing / extracting if extracting > 0 else float("inf"))
+    return shares
 
 
 def print_group(name: str, res: dict) -> bool | None:
@@ -192,15 +219,18 @@ def print_group(name: str, res: dict) -> bool | None:
         per = "" if unit == "pages" else " ¹"
         print(f"| {label}{per} | {t.ms:.2f} | {t.per_s:.0f} | {t.cpu_ms:.2f} | {share} |")
     cold = res["sign_cold"].ms
-    share = cold / ext_ms if ext_ms > 0 else float("inf")
+    share = statistics.median(res["paired"])
     ok = share < CRITERION
     print(
         "\n¹ per page with extracted text. Share = ms/page of the method / ms/page of "
         "default extraction."
     )
     print(
-        f"\npage signature (cold) = {100 * share:.1f}% of extraction time per page "
-        f"(criterion < {100 * CRITERION:.0f}%): **{'PASS' if ok else 'FAIL'}**; "
+        f"\npage signature (cold), paired with extraction page by page (CPU time) = "
+        f"{100 * share:.1f}% of extraction time (median of passes: "
+        f"{', '.join(f'{100 * x:.1f}%' for x in res['paired'])}; criterion < "
+        f"{100 * CRITERION:.0f}%): **{'PASS' if ok else 'FAIL'}**. In separate passes: "
+        f"{100 * cold / ext_ms:.1f}% of extraction, "
         f"{100 * cold / res['ext_fast'].ms:.1f}% of fast extraction."
     )
     return ok
@@ -275,7 +305,7 @@ def main() -> None:
             continue
         verdicts[g] = print_group(g, measure_group(ps, args.repeat))
 
-    print("\n## 20% criterion (features+simhash, cold, vs default extraction)\n")
+    print("\n## 20% criterion (page signature, cold, paired with default extraction)\n")
     for g, ok in verdicts.items():
         print(f"- {g}: {'n/a' if ok is None else 'PASS' if ok else 'FAIL'}")
 

@@ -3,9 +3,14 @@ what they keep, in English and Chinese."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scrapy_simhash import Fingerprinter, hamming
+from scrapy_simhash.text import numbers
 from scrapy_simhash.text.chrome import MIN_KEPT, is_chrome, line_size, strip_chrome
 from scrapy_simhash.text.fingerprint import normalize
 from scrapy_simhash.text.numbers import blank_dates, has_quantity
@@ -131,6 +136,81 @@ def test_chrome_around_an_article_does_not_move_its_fingerprint() -> None:
 )
 def test_dates_times_and_counters_are_not_numbers(text: str) -> None:
     assert not any(c.isdigit() for c in blank_dates(normalize(text)))
+
+
+# Pieces of text the date and counter patterns read: their words, digits, the characters
+# around them, and letters that begin no pattern.
+_PIECES = [
+    *numbers._MONTHS.split("|")[::7],
+    *numbers._COUNTERS.replace("?", "").split("|")[::3],
+    *numbers._CJK_COUNTERS.replace("?", "").split("|")[::2],
+    *numbers._TIME_UNITS.replace("?", "").split("|")[::5],
+    *numbers._PAGE_WORDS.split("|"),
+    *"0123456789",
+    "2024",
+    "19",
+    "1.2",
+    "1,234",
+    "١٢",
+    " ",
+    " ",
+    "-",
+    "/",
+    ".",
+    ",",
+    ":",
+    "(",
+    ")",
+    "[",
+    "]",
+    "de ",
+    "of ",
+    "am",
+    "p.m.",
+    "年",
+    "月",
+    "日",
+    "号",
+    "点",
+    "分",
+    "第",
+    "共",
+    "页",
+    "万",
+    "人",
+    "条",
+    "t",
+    "h",
+    "k",
+    "the",
+    "zebra",
+    "hotel",
+    "quay",
+    "新闻",
+    "发布会",
+    "x",
+]
+
+
+def test_every_word_and_character_a_pattern_begins_with_is_a_start() -> None:
+    """The lookahead admits the first character of every pattern: a digit, a bracket, 第 or 共,
+    and each month, counter, page word and CJK counter where the patterns read it."""
+    starts = re.compile(numbers._STARTS)
+    words = "|".join(
+        [numbers._MONTHS, numbers._COUNTERS, numbers._PAGE_WORDS, numbers._CJK_COUNTERS]
+    )
+    for word in [*words.replace("?", "").split("|"), *"0٣([第共"]:
+        assert starts.match(f" {word} 5", 1), word
+    assert not starts.match(" hotel 5", 1) and not starts.match("xmay 5", 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_the_patterns_find_the_same_matches_where_only_their_starts_are_tried(pieces) -> None:
+    """The lookahead that skips positions where no pattern can begin changes no match."""
+    text = "".join(pieces)
+    plain = re.compile(numbers._DATE_PATTERNS)
+    assert numbers._DATELIKE.sub("#", text) == plain.sub("#", text)
 
 
 @pytest.mark.parametrize(

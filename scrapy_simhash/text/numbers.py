@@ -56,44 +56,62 @@ _CJK_COUNTERS = (
     "阅读|閱讀|评论|評論|点赞|點贊|赞|讚|浏览|瀏覽|参与|參與|转发|轉發|收藏|分享|关注|關注|"
     "粉丝|粉絲|播放|回复|回覆|跟贴|跟帖|围观|圍觀|点击|點擊|热度|人气|人氣|조회수?|댓글"
 )
+# Words that name a picture or a page in a counter ("page 2 of 5", "photo 3/10").
+_PAGE_WORDS = "page|pg|photo|image|picture|pic|slide|seite|página|pagina"
 _NUM = r"\d+(?:[.,]\d+)*"
 _ORD = r"(?:st|nd|rd|th|er|e|º|ª|\.)?"
-_DATELIKE = re.compile(
-    "|".join(
-        [
-            # 2024-11-19, 2024/11/19, 2024.11.19 (and a time after a T)
-            r"(?<![\d.,])\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:t\d{1,2}:\d{2}(?::\d{2})?)?(?!\d)",
-            # 19.11.2024, 11/19/24, 19-11-2024
-            r"(?<![\d.,])\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})(?!\d)",
-            # November 19, Nov. 19th; 19 November, 19. November, 19 de noviembre, 19 ноября
-            rf"\b(?:{_MONTHS})\.?\s*\d{{1,2}}{_ORD}(?!\d)",
-            rf"(?<![\d.,])\d{{1,2}}{_ORD}\s*(?:of\s+|de\s+)?(?:{_MONTHS})\b",
-            # times: 10:45, 10:45:12, 10.45am, 3 p.m., 14h30
-            r"(?<![\d:.,])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])",
-            r"(?<![\d.,])\d{1,2}(?:[.:]\d{2})?\s*[ap]\.?m\b\.?",
-            r"(?<![\d.,])\d{1,2}h\d{2}(?!\d)",
-            # durations and relative times: 3 hours ago, 5 min read, vor 2 Stunden
-            rf"(?<![\d.,]){_NUM}\s*(?:{_TIME_UNITS})\b",
-            # counters: 12 comments, 1.2k views, comments (12), views: 1,234
-            rf"(?<![\d.,]){_NUM}\s*[km]?\s*(?:{_COUNTERS})\b",
-            rf"\b(?:{_COUNTERS})\s*[:(]?\s*{_NUM}\s*[km]?\b",
-            # page and picture counters: page 2 of 5, photo 3/10, (1/5)
-            rf"\b(?:page|pg|photo|image|picture|pic|slide|seite|página|pagina)\.?\s*{_NUM}"
-            rf"(?:\s*(?:of|/|von|de|di)\s*{_NUM})?",
-            rf"[(\[]\s*{_NUM}\s*/\s*{_NUM}\s*[)\]]",
-            # CJK dates and times: 2024年11月19日, 11月19号, 下午3点20分, 10時30分, 3小时前
-            r"\d{1,2}\s*月\s*\d{1,2}\s*[日号號]",
-            r"\d+\s*[年月日년월일]",
-            r"\d{1,2}\s*[点點時时시]\s*(?:\d{1,2}\s*[分분])?(?:\s*\d{1,2}\s*[秒초])?",
-            r"\d+\s*(?:秒|分钟|分鐘|小时|小時|个小时|個小時|天|周|週|个月|個月|초|분|시간)",
-            # CJK counters: 阅读 1234, 评论(12), 1.2万阅读, 36人参与, 12条评论; page counts
-            rf"(?:{_CJK_COUNTERS})(?:量|数|數|次数|次數)?\s*[:：(（]?\s*{_NUM}\s*[万萬千wk]?",
-            rf"{_NUM}\s*[万萬千wk]?\s*[人次条條个個]?\s*(?:{_CJK_COUNTERS})",
-            rf"[第共]\s*{_NUM}\s*[页頁张張幅条條]",
-            rf"{_NUM}\s*/\s*{_NUM}\s*[页頁]",
-        ]
-    )
+
+
+def _initials(*alternations: str) -> str:
+    """The first characters of the words of ``|``-separated alternations, sorted."""
+    return "".join(sorted({word[0] for a in alternations for word in a.split("|")}))
+
+
+# Where one of the patterns below can begin: at a digit, a bracket, 第 or 共, the first
+# character of a CJK counter, or a word boundary before the first letter of a month, counter
+# or page word. A lookahead for these before the alternation skips every other position at
+# the cost of one test, where the alternation would try each of its patterns there: the same
+# matches, found about twice as fast.
+_STARTS = (
+    rf"(?=[\d(\[第共{_initials(_CJK_COUNTERS)}]"
+    rf"|\b[{_initials(_MONTHS, _COUNTERS, _PAGE_WORDS)}])"
 )
+# Dates, times, durations and counters, one alternation.
+_DATE_PATTERNS = "|".join(
+    [
+        # 2024-11-19, 2024/11/19, 2024.11.19 (and a time after a T)
+        r"(?<![\d.,])\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:t\d{1,2}:\d{2}(?::\d{2})?)?(?!\d)",
+        # 19.11.2024, 11/19/24, 19-11-2024
+        r"(?<![\d.,])\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})(?!\d)",
+        # November 19, Nov. 19th; 19 November, 19. November, 19 de noviembre, 19 ноября
+        rf"\b(?:{_MONTHS})\.?\s*\d{{1,2}}{_ORD}(?!\d)",
+        rf"(?<![\d.,])\d{{1,2}}{_ORD}\s*(?:of\s+|de\s+)?(?:{_MONTHS})\b",
+        # times: 10:45, 10:45:12, 10.45am, 3 p.m., 14h30
+        r"(?<![\d:.,])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])",
+        r"(?<![\d.,])\d{1,2}(?:[.:]\d{2})?\s*[ap]\.?m\b\.?",
+        r"(?<![\d.,])\d{1,2}h\d{2}(?!\d)",
+        # durations and relative times: 3 hours ago, 5 min read, vor 2 Stunden
+        rf"(?<![\d.,]){_NUM}\s*(?:{_TIME_UNITS})\b",
+        # counters: 12 comments, 1.2k views, comments (12), views: 1,234
+        rf"(?<![\d.,]){_NUM}\s*[km]?\s*(?:{_COUNTERS})\b",
+        rf"\b(?:{_COUNTERS})\s*[:(]?\s*{_NUM}\s*[km]?\b",
+        # page and picture counters: page 2 of 5, photo 3/10, (1/5)
+        rf"\b(?:{_PAGE_WORDS})\.?\s*{_NUM}"
+        rf"(?:\s*(?:of|/|von|de|di)\s*{_NUM})?",
+        rf"[(\[]\s*{_NUM}\s*/\s*{_NUM}\s*[)\]]",
+        # CJK dates and times: 2024年11月19日, 11月19号, 下午3点20分, 10時30分, 3小时前
+        r"\d{1,2}\s*月\s*\d{1,2}\s*[日号號]",
+        r"\d+\s*[年月日년월일]",
+        r"\d{1,2}\s*[点點時时시]\s*(?:\d{1,2}\s*[分분])?(?:\s*\d{1,2}\s*[秒초])?",
+        r"\d+\s*(?:秒|分钟|分鐘|小时|小時|个小时|個小時|天|周|週|个月|個月|초|분|시간)",
+        # CJK counters: 阅读 1234, 评论(12), 1.2万阅读, 36人参与, 12条评论; page counts
+        rf"(?:{_CJK_COUNTERS})(?:量|数|數|次数|次數)?\s*[:：(（]?\s*{_NUM}\s*[万萬千wk]?",
+        rf"{_NUM}\s*[万萬千wk]?\s*[人次条條个個]?\s*(?:{_CJK_COUNTERS})",
+        rf"[第共]\s*{_NUM}\s*[页頁张張幅条條]",
+        rf"{_NUM}\s*/\s*{_NUM}\s*[页頁]",
+    ]
+)
+_DATELIKE = re.compile(f"{_STARTS}(?:{_DATE_PATTERNS})")
 _CURRENCY = r"[$€£¥￥₹₩₽]|us\$|usd|eur|gbp|rmb|cny|rs\.?"
 # Units a measured number is written with. Words that are also common short words in some
 # language ("in", "a", "t", "l", "w", "mi") are left out: after a number they more often
