@@ -6,6 +6,7 @@ import os
 import random
 import subprocess
 import sys
+import unicodedata
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from scrapy_simhash import (
     simhash,
     text_signature,
 )
-from scrapy_simhash.text.fingerprint import words
+from scrapy_simhash.text.fingerprint import _BLOCK, words
 
 EN = (
     "Scientists at the university observatory announced on Monday that a newly discovered comet "
@@ -411,3 +412,15 @@ def test_a_full_cache_keeps_its_recent_half():
     assert list(cache) == [7, 8, 9]
     make_room(cache, 20, 12)  # more than the limit at once: all go
     assert cache == {}
+
+
+@pytest.mark.parametrize("name", ["en", "zh", "mix"])
+def test_words_read_from_a_text_already_in_nfkc_are_the_same(name: str) -> None:
+    """A page's signature reads its prose in NFKC once, for the words and the sentences: the
+    same words as a text normalized block by block, for a text of one block and of several."""
+    fp = Fingerprinter()
+    for text in (TEXTS[name], "\n".join([TEXTS[name]] * (2 * _BLOCK // len(TEXTS[name]) + 1))):
+        prose = fp.prose(text)
+        words = fp.prose_words(prose, unicodedata.normalize("NFKC", prose))
+        assert words == fp.prose_words(prose) and words
+    assert len(text) > _BLOCK

@@ -119,8 +119,14 @@ def normalize(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def _blocks(text: str) -> Iterator[str]:
-    """``text`` normalized a block at a time, each cut at white space or CJK punctuation."""
+def _blocks(text: str, nfkc: str | None = None) -> Iterator[str]:
+    """``text`` normalized a block at a time, each cut at white space or CJK punctuation.
+    ``nfkc``, if given, is ``text`` in NFKC already: a text of one block is then read from it
+    (the same block, without a second NFKC pass)."""
+    if nfkc is not None and len(text) <= _BLOCK:
+        if text:
+            yield " ".join(nfkc.casefold().split())
+        return
     start = 0
     while start < len(text):
         end = min(len(text), start + _BLOCK)
@@ -298,10 +304,11 @@ class Fingerprinter:
             return text
         return strip_chrome(text, keep=_holds_quantity if self.numbers else None)
 
-    def prose_words(self, prose: str) -> list[str]:
-        """:meth:`content_words` of a text that :meth:`prose` gave."""
+    def prose_words(self, prose: str, nfkc: str | None = None) -> list[str]:
+        """:meth:`content_words` of a text that :meth:`prose` gave (``nfkc``: that text in
+        NFKC, when the caller has it)."""
         found: list[str] = []
-        for block in _blocks(prose):
+        for block in _blocks(prose, nfkc):
             found += _block_words(block, content=True, numbers=self.numbers)
             if len(found) >= self.max_words:
                 return found[: self.max_words]

@@ -233,14 +233,15 @@ def page_signature(
     """The signature of an extracted text, or ``None`` when it is too short to fingerprint
     (under ``fingerprinter.min_words`` content words)."""
     prose = fingerprinter.prose(text)
-    tokens = fingerprinter.prose_words(prose)
+    nfkc = unicodedata.normalize("NFKC", prose)  # one pass, for the words and the sentences
+    tokens = fingerprinter.prose_words(prose, nfkc)
     numbers = fingerprinter.number_tokens(tokens)
     words = len(tokens) - len(numbers)  # Fingerprinter.word_count, the numbers found once
     if words < fingerprinter.min_words:
         return None
     return PageSignature(
         fingerprint=fingerprinter.sketch_of(*fingerprinter.features(tokens)) & _MASK,
-        sentences=longest_sentences(prose),
+        sentences=longest_sentences(nfkc),
         words=words,
         numbers=numbers_sketch(numbers),
         number_count=len(set(numbers)),
