@@ -151,29 +151,46 @@ def test_two_scrapy_crawl_processes_share_one_index(tmp_path, redis_server, key)
     assert len(TITLES) == 5
 
 
-class _RestartingSpider(SiteSpider):
-    """Shuts the Redis server down (SHUTDOWN, the AOF written) when the third page arrives,
-    and starts it again ``down_for`` seconds later (never when None)."""
+class _ServerStopper:
+    """A downloader middleware that the responses pass before the simhash middleware: it
+    shuts the Redis server down (SHUTDOWN, the AOF written) when the third article arrives,
+    before that article is checked, and starts it again ``down_for`` seconds later (never
+    when None). Stopping it from the spider instead would race the checks: the middleware
+    checks a page when it is downloaded, and the downloader may run ahead of the spider."""
 
     server: RedisServer
     down_for: float | None = 1.0
 
-    def parse_page(self, response):
-        self.pages = getattr(self, "pages", 0) + 1
-        if self.pages == 3:
+    def __init__(self, crawler) -> None:
+        self.crawler = crawler
+        self.articles = 0
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    def process_response(self, request, response):
+        if request.meta.get("dont_simhash"):
+            return response
+        self.articles += 1
+        if self.articles == 3:
             self.server.stop()
             if self.down_for is not None:
                 timer = threading.Timer(self.down_for, self.server.start)
                 timer.start()
                 self.crawler.signals.connect(timer.join, signals.spider_closed, weak=False)
-        yield from super().parse_page(response)
+        return response
 
 
 async def _restart_crawl(site, tmp_path, settings, down_for):
     server = RedisServer(tmp_path / "redis", aof=True).start()
-    spider = type("Spider", (_RestartingSpider,), {"server": server, "down_for": down_for})
-    settings = {**MIDDLEWARE, **redis_settings(server.url, "restart"), **settings}
-    crawler = get_crawler(spider, {"SIMHASH_WORKERS": 0, **settings})
+    stopper = type("Stopper", (_ServerStopper,), {"server": server, "down_for": down_for})
+    settings = {
+        "DOWNLOADER_MIDDLEWARES": {**MIDDLEWARE["DOWNLOADER_MIDDLEWARES"], stopper: 600},
+        **redis_settings(server.url, "restart"),
+        **settings,
+    }
+    crawler = get_crawler(SiteSpider, {"SIMHASH_WORKERS": 0, **settings})
     try:
         await crawler.crawl_async(start_url=site.url("/index.html"))
         if server.proc is None:
@@ -216,3 +233,7 @@ async def test_a_server_that_stays_down(site, tmp_path, caplog, monkeypatch, on_
         assert stats["finish_reason"] == "finished"
         assert stats["simhash/checked"] == 11
     assert all("password" not in m for m in messages)
+    # the server is still down at the close: said in one line, no traceback, no size
+    assert any("cannot count its entries (" in m for m in messages)
+    assert not any("Error caught on signal handler" in m for m in messages)
+    assert "simhash/index/size" not in stats

@@ -28,6 +28,7 @@ from scrapy.utils.project import data_path
 from twisted.internet.defer import Deferred, succeed
 
 from ..index import STORAGE_ERRORS, DamagedIndexError, IndexMismatchError, SimhashIndex
+from ..index.redis_index import redis_errors
 from ..text.extract import page_title
 from ..text.fingerprint import hamming
 from ..text.signature import PageSignature
@@ -257,9 +258,13 @@ class DedupService:
             self.writes.commit_at_close()
             index, self._index = self._index, None
             if index is not None:
+                # a Redis server may be down at the close: its errors are said, not raised
+                failed = (
+                    STORAGE_ERRORS if self.remote is None else (*STORAGE_ERRORS, *redis_errors())
+                )
                 try:
                     self.stats.set_value("simhash/index/size", len(index))
-                except STORAGE_ERRORS as exc:
+                except failed as exc:
                     logger.error("Simhash index %s: cannot count its entries (%s)", self.path, exc)
                 finally:
                     if self.remote is not None:
