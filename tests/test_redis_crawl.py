@@ -212,6 +212,7 @@ async def test_a_server_restarted_mid_crawl_loses_nothing(site, tmp_path, caplog
     # the same decisions as without the restart, and every page kept is in the index
     assert stats["simhash/unique"] == 5 and stats["simhash/duplicate"] == 6
     assert stored == {site.url(p) for p in ARTICLES}
+    assert stats["simhash/index/size"] == len(stored)  # counted at the close, off the reactor
     messages = [r.getMessage() for r in caplog.records]
     assert any("a call failed (ConnectionError" in m for m in messages)
     assert any("the server answers again" in m for m in messages)

@@ -26,6 +26,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.project import data_path
 from twisted.internet.defer import Deferred, succeed
+from twisted.internet.threads import deferToThread
 
 from ..index import STORAGE_ERRORS, DamagedIndexError, IndexMismatchError, SimhashIndex
 from ..index.redis_index import redis_errors
@@ -263,7 +264,11 @@ class DedupService:
                     STORAGE_ERRORS if self.remote is None else (*STORAGE_ERRORS, *redis_errors())
                 )
                 try:
-                    self.stats.set_value("simhash/index/size", len(index))
+                    if self.remote is None:
+                        size = len(index)
+                    else:  # a call to the server: off the reactor thread, as every other
+                        size = await maybe_deferred_to_future(deferToThread(len, index))
+                    self.stats.set_value("simhash/index/size", size)
                 except failed as exc:
                     logger.error("Simhash index %s: cannot count its entries (%s)", self.path, exc)
                 finally:
