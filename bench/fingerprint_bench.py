@@ -139,10 +139,6 @@ def measure_group(pages: list[Page], repeat: int) -> dict:
     def extract_fast(p: Page) -> str | None:
         return extract_text(p.raw, p.url, encoding=p.encoding, fast=True)
 
-    def whole(p: Page) -> object:
-        text = extract_text(p.raw, p.url, encoding=p.encoding)
-        return None if text is None else page_signature(text, fp)
-
     ext, texts_or_none = timed(pages, extract, repeat)
     ext_fast, _ = timed(pages, extract_fast, repeat)
     texts = [t for t in texts_or_none if t]
@@ -150,8 +146,7 @@ def measure_group(pages: list[Page], repeat: int) -> dict:
     fp_warm, _ = timed(texts, fp.fingerprint, repeat)  # caches as the cold passes left them
     words_cold, _ = timed(texts, fp.content_words, repeat, before=clear_caches)
     sign_cold, _ = timed(texts, lambda t: page_signature(t, fp), repeat, before=clear_caches)
-    whole_t, _ = timed(pages, whole, repeat, before=clear_caches)
-    paired = paired_shares(pages, fp, repeat)
+    whole_t, paired = paired_passes(pages, fp, repeat)
     pkg, _ = timed(texts, pkg_simhash, repeat)
     traf, _ = timed(texts, lambda s: TrafSimhash(s).hash, repeat, before=clear_caches)
     return {
@@ -178,16 +173,18 @@ def measure_group(pages: list[Page], repeat: int) -> dict:
     }
 
 
-def paired_shares(pages: list[Page], fp: Fingerprinter, repeat: int) -> list[float]:
-    """The page signature's CPU time over extraction's, each page extracted and then signed
-    back to back (caches cleared before each pass), one share per pass: whatever else the
-    machine runs slows both sides of a page alike, where separate passes minutes apart can
-    each catch a different load."""
+def paired_passes(pages: list[Page], fp: Fingerprinter, repeat: int) -> tuple[Timing, list[float]]:
+    """The whole path, each page extracted and then signed (caches cleared before each
+    pass): its timing, and per pass the page signature's CPU time over extraction's. Timed
+    back to back, both sides of a page feel whatever else the machine runs alike, where
+    separate passes minutes apart can each catch a different load."""
+    whole = Timing(len(pages))
     shares = []
     for _ in range(repeat):
         clear_caches()
         gc.collect()
         extracting = signing = 0.0
+        w0, c_start = time.perf_counter(), time.process_time()
         for p in pages:
             c0 = time.process_time()
             text = extract_text(p.raw, p.url, encoding=p.encoding)
@@ -196,8 +193,9 @@ def paired_shares(pages: list[Page], fp: Fingerprinter, repeat: int) -> list[flo
                 page_signature(text, fp)
             extracting += c1 - c0
             signing += time.process_time() - c1
+        whole.add(time.perf_counter() - w0, time.process_time() - c_start)
         shares.append(signing / extracting if extracting > 0 else float("inf"))
-    return shares
+    return whole, shares
 
 
 def print_group(name: str, res: dict) -> bool | None:
