@@ -264,7 +264,7 @@ def test_reopen_keeps_parameters_and_refuses_mismatches(tmp_path):
     [
         (b"fingerprint_version", b"999", "fingerprint_version=999"),
         (b"format_version", b"999", "format_version=999"),
-        (b"format_version", b"4", r"format_version=4, not 5 \(this code's format\)"),
+        (b"format_version", b"5", r"format_version=5, not 6 \(this code's format\)"),
     ],
 )
 def test_other_versions_are_refused(tmp_path, meta_key, value, what):
@@ -824,18 +824,19 @@ def _stored_digest(path) -> str:
 @pytest.mark.parametrize(
     ("expected_size", "golden"),
     [
-        (1000, "72f7c99ee9c5e133886ea8bc91406c2a0d285ee40b8615b17d339dbc24535901"),
-        (10**7, "4da2578d90a3d7bb953b427674e5f52b9b35a61f7f937f9a989406e1dd9912cc"),
+        (1000, "4b7f2431d7b6787de56f9237a597bcdb4720e1f4cb936109b067439f3d40801c"),
+        (10**7, "d280a310e227d6ce7f92bf1c49afb07f7c73389a273602132920a5c6c0e96dd7"),
     ],
     ids=["4 tables", "10 tables and 4 recent ones"],
 )
 def test_stored_format_is_pinned(tmp_path, expected_size, golden):
-    """Format 5 as written by a bulk load, single check-and-inserts (with page signatures),
-    near duplicates recorded as drops (some evicted, some by the sentence rule), and
-    removals: a change to what is stored must bump FORMAT_VERSION and this value."""
+    """Format 6 as written by a bulk load, single check-and-inserts (with page signatures),
+    near duplicates recorded as drops (some evicted, some by the sentence rule, counted
+    under their site's sentences), and removals: a change to what is stored must bump
+    FORMAT_VERSION and this value."""
     from scrapy_simhash import PageSignature
 
-    assert FORMAT_VERSION == 5
+    assert FORMAT_VERSION == 6
     rng = random.Random(expected_size)
 
     def signature(fingerprint: int, *sentences: int) -> PageSignature:
@@ -854,12 +855,15 @@ def test_stored_format_is_pinned(tmp_path, expected_size, golden):
             ix.check_and_insert(near, f"copy{i}", seen=6000.0 + i, title="c")
         for i in range(5):  # shares three of one{i}'s sentences: dropped by the sentence rule
             signed = signature(rng.getrandbits(64), 10 * i, 10 * i + 1, 10 * i + 2, 99_999)
-            assert ix.check_and_insert(signed, f"moved{i}", seen=7000.0 + i).rule == "sentences"
+            moved = f"https://copies.example/moved{i}"
+            assert ix.check_and_insert(signed, moved, seen=7000.0 + i).rule == "sentences"
         ix.remove("bulk7")
         ix.remove("bulk20")  # and the record of copy20 with it
         ix.remove("one3")  # its signature and sentences with it, and moved3's record
+        # (the count of copies.example's pages dropped through its sentences stays)
         # 35 recorded, the 15 oldest evicted, copy20's removed with bulk20, moved3's with one3.
         assert ix.drop_count() == 18 and ix.verify() == []
+        assert ix.stats()["repeated_sentences"] == 15  # 3 sentences of each moved page
         assert ix.dropped("copy9") is None and ix.dropped("copy20") is None
         drop = ix.dropped("copy25")
         assert (drop.kept, drop.distance, drop.seen, drop.record) == (

@@ -331,3 +331,117 @@ async def test_a_charset_given_only_by_the_http_header_is_the_one_extracted(site
     detected = page_signature(extract_text(body))
     assert declared.fingerprint != detected.fingerprint  # the test can tell them apart
     assert item["simhash"]["fingerprint"] == declared.fingerprint
+
+
+_POLICY = (
+    "Every order placed before two in the afternoon leaves our warehouse on the same working "
+    "day, packed in recycled cardboard and sent by tracked courier to any address in the country.",
+    "If you change your mind you may return any unworn item within thirty days of delivery for "
+    "a full refund, provided that it comes back in its original packaging with all its labels.",
+    "Refunds are paid to the card used for the purchase within five working days of the return "
+    "reaching us, and we will write to you by email as soon as the money has been sent.",
+    "Items that were made to measure, engraved or altered at your request cannot be returned "
+    "unless they arrive damaged or faulty, in which case we will replace them free of charge.",
+    "Our customer service team answers letters, calls and messages from Monday to Saturday "
+    "between nine in the morning and six in the evening, except on public holidays.",
+)
+_GOODS = ["kettle", "teapot", "lantern", "blanket", "satchel", "umbrella", "stool", "clock"]
+_WORDS = [
+    "oak",
+    "walnut",
+    "copper",
+    "linen",
+    "wool",
+    "brass",
+    "enamel",
+    "ceramic",
+    "glazed",
+    "woven",
+    "hand",
+    "stitched",
+    "polished",
+    "sturdy",
+    "light",
+    "narrow",
+    "deep",
+    "round",
+    "square",
+    "tall",
+    "small",
+    "warm",
+    "quiet",
+    "bright",
+    "pale",
+    "green",
+    "amber",
+    "kitchen",
+    "garden",
+    "hallway",
+    "cabin",
+    "balcony",
+    "workshop",
+    "shelf",
+    "window",
+    "winter",
+    "summer",
+    "morning",
+    "evening",
+    "travel",
+    "picnic",
+    "reading",
+    "cooking",
+    "storing",
+    "pouring",
+    "carrying",
+    "resting",
+    "heating",
+    "maker",
+    "family",
+    "village",
+    "valley",
+    "river",
+    "coast",
+    "forest",
+    "hills",
+    "orchard",
+    "meadow",
+    "harbour",
+]
+
+
+def _product_page(name: str, seed: int) -> bytes:
+    """A shop's product page: a description of its own and the shop's returns policy (five
+    long sentences, the same on every product page)."""
+    import random
+
+    rng = random.Random(seed)
+    description = " ".join(f"This {name} is {' '.join(rng.sample(_WORDS, 9))}." for _ in range(6))
+    policy = "".join(f"<p>{sentence}</p>" for sentence in _POLICY)
+    return (
+        f"<html><head><title>The {name} - Example shop</title></head><body>"
+        f"<nav><a href='/'>Shop</a> | <a href='/new'>New</a></nav>"
+        f"<article><h1>The {name}</h1><p>{description}</p>"
+        f"<h2>Delivery and returns</h2>{policy}</article>"
+        f"<footer>Example shop</footer></body></html>"
+    ).encode()
+
+
+@deferred_f_from_coro_f
+async def test_a_shops_returns_policy_drops_at_most_two_of_its_products(site, tmp_path, routes):
+    """Product pages of one shop that share five long sentences (its returns policy) and
+    nothing else: the sentence rule takes the first two after the first for copies, then the
+    shop's pages dropped through those sentences make them fail the guard, and every other
+    product is kept."""
+    links = []
+    for i, name in enumerate(_GOODS):
+        routes[f"/shop/{name}.html"] = (200, "text/html; charset=utf-8", _product_page(name, i))
+        links.append(f"<li><a href='/shop/{name}.html'>{name}</a></li>")
+    routes["/shop-index.html"] = (
+        200,
+        "text/html",
+        f"<html><body><ul>{''.join(links)}</ul></body></html>".encode(),
+    )
+    result = await crawl(MIDDLEWARE, tmp_path, site, start="/shop-index.html")
+    assert len(result.kept) == len(_GOODS) - 2
+    assert result.simhash["simhash/duplicate"] == 2
+    assert result.simhash["simhash/duplicate/by/sentences"] == 2

@@ -42,7 +42,7 @@ def test_meta_holds_the_parameters(redis_server, key):
         "fingerprints",
     }
     assert (meta["max_distance"], meta["numbers"]) == ("3", "1")
-    assert meta["format_version"] == "3"  # 3: drop records (a change of layout bumps it)
+    assert meta["format_version"] == "4"  # 4: repeated sentences (a change of layout bumps it)
 
 
 def test_other_parameters_are_refused(redis_server, key):

@@ -119,6 +119,7 @@ def _same_decisions(url: str, seed: int, steps: int = 60) -> None:
                 if got is not None:
                     assert got.fingerprint == want.fingerprint
                     assert got.record.get("n") == want.record.get("n")
+            assert redis.stats()["repeated_sentences"] == lmdb.stats()["repeated_sentences"]
             assert redis.verify() == []
             assert lmdb.verify() == []
         finally:
@@ -276,3 +277,55 @@ def test_a_redis_index_keeps_whether_numbers_are_features(redis_server, key):
     with RedisIndex(redis_server.url, key) as index:  # None: as stored
         assert index.numbers is False
         index.drop()
+
+
+def _boilerplate_pages(sites: list[str]) -> list[tuple[PageSignature, str]]:
+    """One page on each of ``sites`` (in order): fingerprints far apart, each with 4 long
+    sentences of its own and the same 4 long sentences of boilerplate (a returns policy)."""
+    rng = random.Random(5)
+    policy = tuple(rng.getrandbits(64) for _ in range(4))
+    pages = []
+    for i, site in enumerate(sites):
+        own = tuple(rng.getrandbits(64) for _ in range(4))
+        signature = PageSignature(rng.getrandbits(64), own + policy, 300, 0, 0)
+        pages.append((signature, f"https://{site}/item/{i}"))
+    return pages
+
+
+@pytest.mark.parametrize("storage", ["lmdb", "redis"])
+def test_a_sites_boilerplate_stops_counting_after_two_of_its_pages(
+    redis_server, key, tmp_path, storage
+):
+    """Pages of one site sharing half their long sentences (boilerplate) and nothing else:
+    the sentence rule drops the second and third, then the pages of that site dropped
+    through those sentences make them fail the guard, and every later page is kept. The
+    same article on six other sites (one copy each) is dropped every time."""
+    if storage == "lmdb":
+        index = SimhashIndex(tmp_path / "ix")
+    else:
+        index = RedisIndex(redis_server.url, key)
+    with index:
+        shop = _boilerplate_pages(["shop.example"] * 10)
+        decided = [index.check_and_insert(sig, url) for sig, url in shop]
+        assert [m is not None and m.rule for m in decided] == [False, *["sentences"] * 2,
+                                                              *[False] * 7]  # fmt: skip
+        assert {m.key for m in decided if m} == {shop[0][1]}
+        # 4 policy sentences, each with the 2 pages of shop.example dropped through it
+        assert index.stats()["repeated_sentences"] == 4
+        # a read-only decision for one more page of the site counts them too
+        assert index.decide(shop[1][0], "https://shop.example/item/new") is None
+        # a page elsewhere still shares the policy with the 3 stored pages: the guard's own
+        assert index.decide(shop[1][0], "https://other.example/x") is None
+
+        # an article syndicated to six sites: the stored original and one copy on each site
+        rng = random.Random(11)
+        article = tuple(rng.getrandbits(64) for _ in range(8))
+        index.check_and_insert(PageSignature(rng.getrandbits(64), article, 500, 0, 0), "urn:a")
+        for i in range(6):
+            copy = PageSignature(rng.getrandbits(64), (*article[:5], i, i + 10, i + 20), 480, 0, 0)
+            match = index.check_and_insert(copy, f"https://news{i}.example/story")
+            assert (match.key, match.rule) == ("urn:a", "sentences")
+        assert index.stats()["repeated_sentences"] == 4 + 6 * 5
+        assert index.verify() == []
+        if storage == "redis":
+            index.drop()

@@ -21,7 +21,16 @@ from ..text.signature import PageSignature, page_signature
 from . import redis_target
 from .check import verify_in_child
 from .open_index import check_path, open_index
-from .output import CliError, CliUsage, Output, Progress, format_fp, iso_time, parse_fp
+from .output import (
+    CliError,
+    CliUsage,
+    Output,
+    Progress,
+    format_fp,
+    iso_time,
+    parse_fp,
+    repeated_sentences,
+)
 from .redis_target import RedisTarget
 
 logger = logging.getLogger(__name__)
@@ -132,6 +141,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         "oldest": entry_row(oldest) if oldest else None,
         "newest": entry_row(newest) if newest else None,
         "drop_records": stats["drops"],
+        "repeated_sentences": stats["repeated_sentences"],
     }
     prefix = sorted(set(stats["prefix_bits"]))
     lines = [
@@ -155,6 +165,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         ("oldest", _when(oldest)),
         ("newest", _when(newest)),
         ("drop records", f"{info['drop_records']:,} pages dropped as near duplicates"),
+        ("repeated sentences", repeated_sentences(info["repeated_sentences"])),
     ]
     out.write_object(info, lines)
     return 0

@@ -171,3 +171,9 @@ class Progress:
                 yield item
         finally:
             self.close()
+
+
+def repeated_sentences(count: int) -> str:
+    """``info``'s line for the guard's counts of the pages of a site dropped through a
+    sentence."""
+    return f"{count:,} (a long sentence and a site whose pages were dropped through it)"

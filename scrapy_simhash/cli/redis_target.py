@@ -19,7 +19,7 @@ from typing import Any
 
 from ..index import IndexMismatchError, SimhashIndex
 from ..index.redis_index import RedisIndex, redact, redis_errors
-from .output import CliError, Output
+from .output import CliError, Output, repeated_sentences
 
 SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -100,6 +100,7 @@ def cmd_info(args: argparse.Namespace, out: Output, when: Any) -> int:
     info: dict[str, Any] = {"url": str(args.index), "key": index.key, "k": index.max_distance}
     info.update({name: stats[name] for name in shown}, layout_name=index.layout.name)
     info.update(memory, drop_records=stats["drops"])
+    info["repeated_sentences"] = stats["repeated_sentences"]
     info["oldest_seen"] = oldest.record["seen"] if oldest else None
     info["newest_seen"] = newest.record["seen"] if newest else None
     per = memory["tables_memory"] / stats["fingerprints"] if stats["fingerprints"] else 0
@@ -121,6 +122,7 @@ def cmd_info(args: argparse.Namespace, out: Output, when: Any) -> int:
             f"drop records {memory['drops_memory']:,} B",
         ),
         ("drop records", f"{info['drop_records']:,} pages dropped as near duplicates"),
+        ("repeated sentences", repeated_sentences(info["repeated_sentences"])),
         ("maxmemory-policy", info["maxmemory_policy"]),
         ("oldest", when(oldest)),
         ("newest", when(newest)),

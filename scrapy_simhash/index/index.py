@@ -54,7 +54,7 @@ from .records import (
     doc_id,
     signed,
 )
-from .sentences import SENTS, SIGS, Sentences
+from .sentences import REPEATS, SENTS, SIGS, Sentences, site_of
 from .storage import DOCS, LINKS, META, Storage, Txn, is_table
 from .tables import open_levels, recent_limit
 from .transactions import Transactions
@@ -177,6 +177,7 @@ class SimhashIndex(IndexFace):
                 storage.space(BY_KEPT, multi=True),
                 storage.space(SIGS),
                 storage.space(SENTS, multi=True),
+                storage.space(REPEATS),
             ]
             storage.drop(tables, empty)
             logger.info("reset index %s", self.path)
@@ -208,6 +209,7 @@ class SimhashIndex(IndexFace):
             Sentences(
                 storage.space(SIGS, create=self._create),
                 storage.space(SENTS, multi=True, create=self._create),
+                storage.space(REPEATS, create=self._create),
             ),
             self._add_to_tables,
             self._remove_from_tables,
@@ -405,13 +407,19 @@ class SimhashIndex(IndexFace):
             return [self._docs.matches(txn, self._probe(txn, fp, k)) for fp in queries]
 
     def _decide(
-        self, txn: Txn, fingerprint: int, signature: PageSignature | None, exclude: bytes | None
+        self,
+        txn: Txn,
+        fingerprint: int,
+        signature: PageSignature | None,
+        exclude: bytes | None,
+        site: bytes = b"",
     ) -> Match | None:
-        """The stored document (but ``exclude``) a page is a near duplicate of, by the rule
-        of :mod:`scrapy_simhash.text.signature`: the nearest within k that the Hamming rule
-        accepts, else the one sharing the most long sentences that the sentence rule
-        accepts (then the nearest, then by key). A bare fingerprint, or a stored document
-        without a signature, is decided by the Hamming distance alone."""
+        """The stored document (but ``exclude``) a page of ``site`` is a near duplicate of, by
+        the rule of :mod:`scrapy_simhash.text.signature`: the nearest within k that the
+        Hamming rule accepts, else the one sharing the most long sentences that the sentence
+        rule accepts (then the nearest, then by key), counting the sentences that pass the
+        guard (:mod:`.sentences`). A bare fingerprint, or a stored document without a
+        signature, is decided by the Hamming distance alone."""
         k = self.max_distance
         rule = self.rule
         sentences = self._docs.sentences
@@ -425,7 +433,7 @@ class SimhashIndex(IndexFace):
             return None
         found: list[tuple[int, int, str, Match]] = []
         for other, counted in sentences.shared(
-            txn, signature.sentences, rule.guard, exclude
+            txn, signature.sentences, rule.guard, exclude, site
         ).items():
             if counted < rule.shared:
                 continue
@@ -449,8 +457,13 @@ class SimhashIndex(IndexFace):
         entry: Entry,
         now: float,
     ) -> Match | None:
-        match = self._decide(txn, fingerprint, signature, doc_id(key))
+        site = site_of(key)
+        match = self._decide(txn, fingerprint, signature, doc_id(key), site)
         if match is not None:
+            if match.rule == "sentences" and signature is not None:
+                kept = self._docs.sentences.get(txn, doc_id(match.key))
+                if kept is not None:
+                    self._docs.sentences.learn(txn, signature, kept, site)
             if self.drop_records:
                 self._drops.record(
                     txn,
@@ -505,7 +518,7 @@ class SimhashIndex(IndexFace):
         fingerprint, signed_as = signed(signature)
         exclude = None if key is None else doc_id(check_key(key))
         with self._read() as txn:
-            return self._decide(txn, fingerprint, signed_as, exclude)
+            return self._decide(txn, fingerprint, signed_as, exclude, site_of(key))
 
     def signature(self, key: str) -> PageSignature | None:
         """The page signature ``key`` was stored with, or None (not stored, or stored with a
@@ -607,6 +620,7 @@ class SimhashIndex(IndexFace):
         with self._read() as txn:
             counts = count_stats(txn, self._docs, self._levels)
             drops = self._drops.count(txn)
+            repeated = txn.count(self._docs.sentences.repeats)
         oldest = newest = None
         if seen and counts["entries"] <= 100_000:  # a scan of the document headers
             oldest, newest = self.seen_range()
@@ -624,6 +638,7 @@ class SimhashIndex(IndexFace):
             "merging": counts["merging"],
             "merged_tables": counts["merged_tables"],
             "drops": drops,
+            "repeated_sentences": repeated,
             "max_distance": self.max_distance,
             "fingerprint_version": FINGERPRINT_VERSION,
             "numbers": self.numbers,

@@ -25,7 +25,8 @@ from .tables import COUNT, RECENT, RECENT_SIZE
 #: 4: drop records (``drops``, ``dseq``, ``dkept``); a CRC-32 ending every record and bucket.
 #: 5: page signatures (``sigs``) and the documents holding each sentence (``sents``) for the
 #: sentence rule; a drop record names the rule that found it.
-FORMAT_VERSION = 5
+#: 6: the pages of each site dropped through each sentence (``repeats``), for the guard.
+FORMAT_VERSION = 6
 #: k of a new index when none is given.
 DEFAULT_MAX_DISTANCE = 3
 

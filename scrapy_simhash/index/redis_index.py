@@ -17,6 +17,9 @@ index lives in one cluster slot and every script may touch all of its keys:
 * ``{KEY}:sents``: sentence hash (8 bytes, big-endian) -> the ids of the documents whose
   signature holds it, concatenated (a sentence that many pages print is one field whose value
   grows by 16 bytes a page: a page's store rewrites it);
+* ``{KEY}:reps``: sentence hash (8 bytes, big-endian) + site (8 bytes,
+  :func:`.sentences.site_of`) -> how many pages of that site were dropped by the sentence rule
+  through that sentence (a decimal count), for the guard (:mod:`.sentences`);
 * ``{KEY}:drops``, ``{KEY}:dseq``, ``{KEY}:dkept``: the drop records (:mod:`.drops`), with
   ``drop_records`` on: dropped key's id -> the LMDB index's drop record, byte for byte (its
   CRC-32 computed by the script); the ids by sequence number (a sorted set: the oldest are
@@ -42,7 +45,8 @@ the batch. In each mode, for each item:
   aside) is a near duplicate, store the record, the signature and its postings, link the
   record, forget the key's drop record, and add the fingerprint to every table, sorted;
   else, with drop records on, record the drop (evicting the oldest beyond the bound), in the
-  same script: a decision and its record are never apart;
+  same script: a decision and its record are never apart; a drop by the sentence rule
+  counts the page's site under each sentence it shares with the kept page (``reps``);
 * ``decide``: the decision alone, nothing written; ``insert`` and ``remove``: the writes
   without the check (``remove`` takes the drop records against the document too);
   ``drop`` and ``forget``: a drop record written or removed; ``probe``: the probe alone;
@@ -53,7 +57,8 @@ inverts a table's permutation, passed with the arguments, to read ``fps``), near
 then by key (compared byte by byte: the UTF-8 order is the code points'); the first without
 a stored signature, or that :meth:`.Rule.decide` accepts by the Hamming rule, wins (a bare
 fingerprint: the first). Else the postings of the page's sentences (one HMGET), each counted
-when it lists fewer than ``guard`` documents; of the documents counting ``shared`` or more,
+when it lists fewer than ``guard`` documents together with the pages of the page's site
+dropped through it (``reps``, one HMGET); of the documents counting ``shared`` or more,
 those the rule accepts, the best by (most counted, nearest, key). The script reads the rule's
 parameters from its arguments (:data:`RULE_FIELDS` of the index's :attr:`RedisIndex.rule`,
 ``DEFAULT_RULE``), so Python is the one place they are defined; the arithmetic is the same
@@ -131,13 +136,20 @@ from .records import (
     sealed,
     signed,
 )
-from .sentences import decode_signature, posting_problems, wanted_postings
+from .sentences import (
+    decode_signature,
+    posting_problems,
+    repeat_problems,
+    site_of,
+    wanted_postings,
+)
 
 logger = logging.getLogger(__name__)
 
 #: Version of the Redis key layout written by this module; other versions are refused.
 #: 3: drop records.
-REDIS_FORMAT_VERSION = 3
+#: 4: the pages of each site dropped through each sentence (``reps``), for the guard.
+REDIS_FORMAT_VERSION = 4
 #: A bucket holds at most about this many fingerprints at the expected size (a check copies
 #: its buckets in the server: at 10^6 and buckets of 1024, 4 tables cost 200 us of server CPU
 #: a check-and-insert).
@@ -341,6 +353,7 @@ class RedisIndex(IndexFace):
         self._meta, self._docs, self._fps = f"{tag}:meta", f"{tag}:docs", f"{tag}:fps"
         self._sigs, self._sents = f"{tag}:sigs", f"{tag}:sents"
         self._drops, self._dseq, self._dkept = f"{tag}:drops", f"{tag}:dseq", f"{tag}:dkept"
+        self._reps = f"{tag}:reps"
         #: The decision rule (:class:`scrapy_simhash.text.signature.Rule`), applied by the
         #: script with these parameters.
         self.rule = DEFAULT_RULE
@@ -382,7 +395,7 @@ class RedisIndex(IndexFace):
         self._token = stored["created"]
         self._tables = [f"{{{self.key}}}:t{i:02d}" for i in range(self.layout.tables)]
         self._keys = [self._meta, self._docs, self._fps, self._sigs, self._sents,
-                      self._drops, self._dseq, self._dkept, *self._tables]  # fmt: skip
+                      self._drops, self._dseq, self._dkept, self._reps, *self._tables]  # fmt: skip
         plans = self.layout.plans
         self._forward = [plan.forward for plan in plans]
         self._inverse = [plan.inverse for plan in plans]
@@ -465,7 +478,7 @@ class RedisIndex(IndexFace):
         """Delete every key of the index (its meta last)."""
         tables = [f"{{{self.key}}}:t{i:02d}" for i in range(MAX_TABLES)]
         self.client.unlink(self._docs, self._fps, self._sigs, self._sents, self._drops,
-                           self._dseq, self._dkept, *tables)  # fmt: skip
+                           self._dseq, self._dkept, self._reps, *tables)  # fmt: skip
         self.client.unlink(self._meta)
 
     # -- the script ------------------------------------------------------------------------
@@ -513,12 +526,14 @@ class RedisIndex(IndexFace):
         signature: bytes = b"",
         seen: float = 0.0,
         dropping: bytes = b"",
+        site: bytes = b"",
     ) -> list[Any]:
-        """An item's arguments (the script's ``ITEM``, 8): ``docid``, ``held`` (the record
+        """An item's arguments (the script's ``ITEM``, 9): ``docid``, ``held`` (the record
         header the client read), ``record``, the fingerprint, the tables' part packed in one
         string (the query's field, value and prefix range in every table, and the field and
         value of the ``held`` fingerprint), the page's sealed ``signature``, the time ``seen``
-        of a drop and what mode ``drop`` records (``dropping``)."""
+        of a drop, what mode ``drop`` records (``dropping``) and the page's ``site``
+        (:func:`.sentences.site_of`)."""
         split = self._split
         w, fb, bits = split.width, (split.bits + 7) // 8, split.bits
         vmask = (1 << (64 - bits)) - 1
@@ -548,7 +563,8 @@ class RedisIndex(IndexFace):
                     (permuted & vmask).to_bytes(w, "big"),
                 ]
         fp = b"" if fingerprint is None else fingerprint.to_bytes(8, "big")
-        return [docid, held, record, fp, b"".join(parts), signature, _SEEN.pack(seen), dropping]
+        parts_blob = b"".join(parts)
+        return [docid, held, record, fp, parts_blob, signature, _SEEN.pack(seen), dropping, site]
 
     def _send(self, mode: str, k: int, items: Sequence[list[Any]], client: Any = None) -> Any:
         """One script of ``mode`` for ``items`` (sent on ``client``, a pipeline, if given)."""
@@ -604,7 +620,7 @@ class RedisIndex(IndexFace):
         record = entry.data(fingerprint, seen)
         packed = b"" if signature is None else sealed(signature.pack(), docid)
         dropped = now if entry.seen is None else entry.seen  # a drop's time, as on LMDB
-        return self._item(fingerprint, held, record, docid, packed, dropped)
+        return self._item(fingerprint, held, record, docid, packed, dropped, site=site_of(key))
 
     def _answer(self, answer: Sequence[Any]) -> Match | None:
         """The match of a ``check`` or ``decide`` answer: ``[1, record, distance, rule]``, or
@@ -750,7 +766,7 @@ class RedisIndex(IndexFace):
         exclude = b"" if key is None else doc_id(check_key(key))
         packed = b"" if signed_as is None else sealed(signed_as.pack(), exclude)
         self._queries += 1
-        item = self._item(fingerprint, docid=exclude, signature=packed)
+        item = self._item(fingerprint, docid=exclude, signature=packed, site=site_of(key))
         return self._answer(self._one("decide", self.max_distance, item))
 
     def signature(self, key: str) -> PageSignature | None:
@@ -971,7 +987,7 @@ class RedisIndex(IndexFace):
             "tables_memory": sum(usage(t) for t in self._tables),
             "links_memory": usage(self._fps),
             "docs_memory": usage(self._docs),
-            "signatures_memory": usage(self._sigs) + usage(self._sents),
+            "signatures_memory": usage(self._sigs) + usage(self._sents) + usage(self._reps),
             "drops_memory": usage(self._drops) + usage(self._dseq) + usage(self._dkept),
         }
 
@@ -1001,6 +1017,7 @@ class RedisIndex(IndexFace):
             "expected_candidates_per_probe": layout.candidates_per_probe(fingerprints),
             "queries": self._queries,
             "drops": self.drop_count(),
+            "repeated_sentences": int(self.client.hlen(self._reps)),
             "oldest_seen": oldest.record["seen"] if oldest else None,
             "newest_seen": newest.record["seen"] if newest else None,
         }
@@ -1064,7 +1081,11 @@ class RedisIndex(IndexFace):
             if len(set(listed)) != len(listed):
                 found.append(f"sentence {key.hex()} lists a document twice")
             held.update((key, docid) for docid in listed)
-        return found + posting_problems(wanted, held)
+        repeats = (
+            (bytes(key), _count_bytes(count))
+            for key, count in self.client.hscan_iter(self._reps, count=CHUNK)
+        )
+        return found + posting_problems(wanted, held) + repeat_problems(repeats)
 
     def _table_contents(self, i: int, table: str) -> tuple[np.ndarray, list[str]]:
         """The fingerprints table ``i`` holds (sorted), and the problems of its buckets."""
@@ -1117,3 +1138,12 @@ class RedisIndex(IndexFace):
 
     def __repr__(self) -> str:
         return f"RedisIndex({self.url!r}, {self.key!r}, k={self.max_distance}, {self._state()})"
+
+
+def _count_bytes(count: bytes) -> bytes:
+    """A ``reps`` count (a decimal string) as the LMDB index's 4 bytes, for ``verify``
+    (b"" when it is not a count)."""
+    text = bytes(count)
+    if not text.isdigit() or int(text) >= 1 << 32:
+        return b""
+    return int(text).to_bytes(4, "big")

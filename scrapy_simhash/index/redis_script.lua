@@ -3,7 +3,7 @@
 -- them in order. See scrapy_simhash/index/redis_index.py for the key layout, the arguments and
 -- the argument for correctness.
 --
--- KEYS: meta, docs, fps, sigs, sents, drops, dseq, dkept, then one hash per table.
+-- KEYS: meta, docs, fps, sigs, sents, drops, dseq, dkept, reps, then one hash per table.
 -- ARGV: mode, token, k, w (value bytes), f (field bytes),
 --       the field bits, the tables' inverse permutations packed in one string (for each table:
 --       a count of moves, then each move as source bit, width, destination bit, one byte each),
@@ -13,16 +13,16 @@
 --       fingerprint, the tables' arguments packed in one string (for each table: field (f
 --       bytes), query value (w), lo (4), hi (4), old field (f), old value (w)), the page's
 --       sealed packed signature ('' for a bare fingerprint), the time of a drop (8 bytes, a
---       big-endian double) and what mode 'drop' records (the kept document's id, the distance
---       and the rule's code, 18 bytes; else '').
+--       big-endian double), what mode 'drop' records (the kept document's id, the distance
+--       and the rule's code, 18 bytes; else '') and the page's site (8 bytes, or '').
 -- The answer: one per item, in order.
 local mode = ARGV[1]
 if redis.call('HGET', KEYS[1], 'created') ~= ARGV[2] then
   return redis.error_reply('SIMHASHCHANGED the index was reset or replaced since it was opened')
 end
 local docs, fps, sigs, sents = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local drops, dseq, dkept = KEYS[6], KEYS[7], KEYS[8]
-local T = 8  -- KEYS[T + i] is table i's hash
+local drops, dseq, dkept, reps = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local T = 9  -- KEYS[T + i] is table i's hash
 local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
 local byte, sub, floor, char = string.byte, string.sub, math.floor, string.char
 local min, max, ceil = math.min, math.max, math.ceil
@@ -31,15 +31,15 @@ local k, w, fb = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local fbits, MOVES_BLOB = tonumber(ARGV[6]), ARGV[7]
 local LIMIT, RULE_NAMES = tonumber(ARGV[8]), ARGV[9]
 local FIRST = 11 + 2 * tonumber(ARGV[10])  -- the first item's first argument
-local ITEM = 8
+local ITEM = 9
 local n = #KEYS - T
 
 -- the item at hand (load_item): its document id, the record header it expects, its record,
--- fingerprint, sealed signature, drop time and drop arguments; the tables' arguments: F field,
+-- fingerprint, sealed signature, drop time, drop arguments and site; the tables' arguments: F field,
 -- Q query value, LO and HI the range of the first 4 bytes of a value within the query's
 -- prefix, OF and OV the old fingerprint's field and value; BK the query's buckets as the probe
 -- read them (false: none), for the insert that follows
-local docid, expect, record, fp, signature, drop_seen, dropping
+local docid, expect, record, fp, signature, drop_seen, dropping, site
 local F, Q, LO, HI, OF, OV, BK
 
 -- a value's first 4 bytes, and its other w - 4, as numbers (at most 32 bits each)
@@ -92,7 +92,7 @@ end
 -- make the item whose arguments start at ARGV[b] the item at hand
 local function load_item(b)
   docid, expect, record, fp = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-  signature, drop_seen, dropping = ARGV[b + 5], ARGV[b + 6], ARGV[b + 7]
+  signature, drop_seen, dropping, site = ARGV[b + 5], ARGV[b + 6], ARGV[b + 7], ARGV[b + 8]
   F, Q, LO, HI, OF, OV, BK = {}, {}, {}, {}, {}, {}, {}
   local blob, p = ARGV[b + 4], 1
   for i = 1, n do
@@ -329,8 +329,9 @@ local function before(a, b)
 end
 
 
--- the decision of SimhashIndex._decide: {record, distance, rule, id} of the stored document
--- (but docid) the page is a near duplicate of, or nil
+-- the decision of SimhashIndex._decide: {record, distance, rule, id, signature} of the stored
+-- document (but docid) the page is a near duplicate of (its signature by the sentence rule),
+-- or nil
 local function decide(found)
   local page = nil
   if signature ~= '' then
@@ -356,14 +357,26 @@ local function decide(found)
     if rule_decide(page, stored, nil) == 'hamming' then return {c.data, c.d, 'hamming', c.id} end
   end
   -- sentence candidates: the documents holding the page's sentences, each sentence counted
-  -- when fewer than guard documents hold it; the best by (-counted, distance, key)
+  -- when fewer than guard documents hold it, with the pages of the page's site dropped
+  -- through it (reps); the best by (-counted, distance, key)
   if not page or #page.s < R.shared or #page.s == 0 then return nil end
   local names = {}
   for j, s in ipairs(page.s) do names[j] = sentence_key(s) end
   local postings = redis.call('HMGET', sents, unpack(names))
+  local repeated = {}
+  if site ~= '' then
+    local held = {}
+    for j, ids in ipairs(postings) do
+      if ids then held[#held + 1] = names[j] .. site end
+    end
+    if #held > 0 then
+      local counts = redis.call('HMGET', reps, unpack(held))
+      for j, c in ipairs(counts) do repeated[sub(held[j], 1, 8)] = tonumber(c) end
+    end
+  end
   local tally, order = {}, {}
-  for _, ids in ipairs(postings) do
-    if ids and #ids / 16 < R.guard then
+  for j, ids in ipairs(postings) do
+    if ids and #ids / 16 + (repeated[names[j]] or 0) < R.guard then
       for p = 1, #ids, 16 do
         local id = sub(ids, p, p + 15)
         if id ~= docid then
@@ -387,7 +400,7 @@ local function decide(found)
         if by then
           local d = pop(bxor(head(data, 1), qh)) + pop(bxor(head(data, 5), ql))
           local c = {id = id, data = data, d = d, rule = by, counted = counted,
-                     key = record_key(data)}
+                     key = record_key(data), sig = stored}
           if not best or c.counted > best.counted
             or (c.counted == best.counted
               and (c.d < best.d or (c.d == best.d and before(c.key, best.key)))) then
@@ -397,8 +410,19 @@ local function decide(found)
       end
     end
   end
-  if best then return {best.data, best.d, best.rule, best.id} end
+  if best then return {best.data, best.d, best.rule, best.id, best.sig} end
   return nil
+end
+
+-- count the page (of site) dropped by the sentence rule against the kept signature, once for
+-- each long sentence they share (SimhashIndex: Sentences.learn)
+local function learn(page_sig, kept)
+  if site == '' then return end
+  local held = {}
+  for _, s in ipairs(kept.s) do held[s] = true end
+  for _, s in ipairs(distinct(page_sig)) do
+    if held[s] then redis.call('HINCRBY', reps, sentence_key(s) .. site, 1) end
+  end
 end
 
 
@@ -602,6 +626,7 @@ function MODES.check()
   local match = decide(probe())
   if match and match.err then return match end
   if match then
+    if match[3] == 'sentences' and match[5] then learn(parsed(signature), match[5]) end
     if LIMIT > 0 then
       local code = rule_code(match[3])
       if type(code) == 'table' then return code end

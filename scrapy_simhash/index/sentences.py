@@ -9,17 +9,32 @@ the second rule it keeps, beside the documents:
 * ``sents``: sentence hash (8 bytes, big-endian) -> the ids of the documents holding it (a
   multi space): a look-up reads one key per sentence of the page.
 
+* ``repeats``: sentence hash (8 bytes) + site (8 bytes, :func:`site_of` a page's URL) ->
+  how many pages of that site were found near duplicates by the sentence rule through this
+  sentence (4 bytes, big-endian).
+
 A sentence held by ``guard`` stored documents or more no longer counts (a disclaimer, a
-byline, a newsletter box): a look-up reads at most ``guard`` ids of each. A document stored
-without a signature (:meth:`~.index.SimhashIndex.insert` of a bare fingerprint) is found by
-its fingerprint only.
+byline, a newsletter box): a look-up reads at most ``guard`` ids of each. The stored
+documents alone cannot learn a site's boilerplate: if one site's pages share a few long
+sentences (a returns policy, a legal notice) that outweigh their own, its second page is
+found a near duplicate of its first and is not stored, and neither is any page after it.
+So a sentence also stops counting, for the pages of one site, once the stored documents
+holding it and the pages of that site already dropped through it reach ``guard``
+together: at most ``guard`` - 1 of a site's pages are lost that way, never all of them. A
+syndicated article has one copy per site, so its sentences keep counting on every site.
+A key that is not a URL with a host (:func:`site_of` gives ``b""``) learns nothing.
+
+A document stored without a signature (:meth:`~.index.SimhashIndex.insert` of a bare
+fingerprint) is found by its fingerprint only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable
+from urllib.parse import urlsplit
 
 from ..text.signature import PageSignature
 from .records import DamagedIndexError, sealed, unsealed
@@ -27,18 +42,36 @@ from .storage import Space, Txn
 
 SIGS = b"sigs"
 SENTS = b"sents"
+REPEATS = b"repeats"
+_COUNT_BYTES = 4
 
 
 def sentence_key(sentence: int) -> bytes:
     return sentence.to_bytes(8, "big")
 
 
+def site_of(key: str | None) -> bytes:
+    """The site of a page's key, as 8 bytes: a hash of the URL's host name (lower case,
+    without user, port or a final dot), or ``b""`` for a key that is not a URL with a host."""
+    if not key:
+        return b""
+    try:
+        host = urlsplit(key).hostname
+    except ValueError:  # an unbalanced "[" in the host
+        return b""
+    host = (host or "").rstrip(".")
+    if not host:
+        return b""
+    return hashlib.blake2b(host.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
 class Sentences:
     """The stored signatures and the sentence postings of an index."""
 
-    def __init__(self, sigs: Space, sents: Space) -> None:
+    def __init__(self, sigs: Space, sents: Space, repeats: Space) -> None:
         self.sigs = sigs
         self.sents = sents
+        self.repeats = repeats
 
     def put(self, txn: Txn, docid: bytes, signature: PageSignature) -> None:
         """Keep the signature of the document ``docid`` (replacing any it had)."""
@@ -61,19 +94,42 @@ class Sentences:
         return None if data is None else decode_signature(data, docid)
 
     def shared(
-        self, txn: Txn, sentences: Iterable[int], guard: int, exclude: bytes | None = None
+        self,
+        txn: Txn,
+        sentences: Iterable[int],
+        guard: int,
+        exclude: bytes | None = None,
+        site: bytes = b"",
     ) -> Counter[bytes]:
         """For each stored document but ``exclude``: how many of ``sentences`` it holds,
-        counting only the sentences fewer than ``guard`` documents hold."""
+        counting only the sentences that fewer than ``guard`` documents hold, together with
+        the pages of ``site`` dropped through them."""
         tally: Counter[bytes] = Counter()
         for sentence in sentences:
             key = sentence_key(sentence)
             if txn.get(key, db=self.sents) is None:  # most of a new page's: no cursor
                 continue
             holders = list(itertools.islice(txn.values(self.sents, key), guard))
-            if len(holders) < guard:
+            if len(holders) + self.repeated(txn, sentence, site) < guard:
                 tally.update(bytes(d) for d in holders if d != exclude)
         return tally
+
+    def repeated(self, txn: Txn, sentence: int, site: bytes) -> int:
+        """How many pages of ``site`` were dropped through ``sentence``."""
+        if not site:
+            return 0
+        data = txn.get(sentence_key(sentence) + site, db=self.repeats)
+        return 0 if data is None else int.from_bytes(data, "big")
+
+    def learn(self, txn: Txn, page: PageSignature, kept: PageSignature, site: bytes) -> None:
+        """Count a page of ``site`` dropped by the sentence rule against a page ``kept``:
+        once for each long sentence they share."""
+        if not site:
+            return
+        for sentence in set(page.sentences).intersection(kept.sentences):
+            count = min(self.repeated(txn, sentence, site) + 1, (1 << 8 * _COUNT_BYTES) - 1)
+            value = count.to_bytes(_COUNT_BYTES, "big")
+            txn.put(self.repeats, sentence_key(sentence) + site, value)
 
     def problems(self, txn: Txn, docs: Space) -> list[str]:
         """``verify``'s rules for the signatures: each decodes and belongs to a document,
@@ -85,7 +141,7 @@ class Sentences:
             found,
         )
         held = {(bytes(k), bytes(v)) for k, v in txn.scan(self.sents)}
-        return found + posting_problems(wanted, held)
+        return found + posting_problems(wanted, held) + repeat_problems(txn.scan(self.repeats))
 
 
 def decode_signature(data: bytes, docid: bytes) -> PageSignature:
@@ -130,4 +186,16 @@ def posting_problems(wanted: set[tuple[bytes, bytes]], held: set[tuple[bytes, by
         f"sentence {key.hex()} of document {docid.hex()} is not listed"
         for key, docid in sorted(wanted - held)[:20]
     ]
+    return found
+
+
+def repeat_problems(repeats: Iterable[tuple[bytes, bytes]]) -> list[str]:
+    """``verify``'s rule for the counts of repeated sentences: a 16-byte key, a count of
+    at least one (20 problems at most)."""
+    found = []
+    for key, value in repeats:
+        if len(key) != 16 or len(value) != _COUNT_BYTES or not int.from_bytes(value, "big"):
+            found.append(f"repeated sentence {bytes(key).hex()}: a count of {bytes(value).hex()!r}")
+            if len(found) == 20:
+                break
     return found
