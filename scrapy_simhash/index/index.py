@@ -585,6 +585,27 @@ class SimhashIndex(IndexFace):
         with self._read() as txn:
             return self._drops.count(txn)
 
+    def repeats(self) -> list[tuple[bytes, int]]:
+        """The guard's counts (:mod:`.sentences`): ``(sentence hash + site, pages of that
+        site dropped through the sentence)``, in key order."""
+        with self._read() as txn:
+            return [
+                (bytes(k), int.from_bytes(v, "big"))
+                for k, v in txn.scan(self._docs.sentences.repeats)
+            ]
+
+    def add_repeats(self, counts: Iterable[tuple[bytes, int]]) -> None:
+        """Add ``counts`` (as :meth:`repeats` gives them) to the guard's, in one write
+        transaction: a copy of an index carries what its guard learned."""
+        repeats = self._docs.sentences.repeats
+        with self._write() as txn:
+            for key, count in counts:
+                if len(key) != 16 or count < 1:
+                    raise ValueError(f"not a count of repeated sentences: {key!r}, {count!r}")
+                held = txn.get(key, db=repeats)
+                total = count + (0 if held is None else int.from_bytes(held, "big"))
+                txn.put(repeats, key, min(total, 0xFFFF_FFFF).to_bytes(4, "big"))
+
     # -- batch mode ------------------------------------------------------------------------
 
     def pairs(self, max_distance: int | None = None) -> Iterator[tuple[str, str, int]]:

@@ -292,6 +292,11 @@ def signed_items(source: Any) -> Iterator[tuple[int | PageSignature, str, dict[s
     yield from flush()
 
 
+def copy_repeats(source: Any, dest: Any) -> None:
+    """Add to ``dest`` the guard's counts of ``source`` (indexes, LMDB or Redis)."""
+    dest.add_repeats(source.repeats())
+
+
 def copy_drops(source: Any, dest: Any) -> int:
     """Record in ``dest`` every drop record of ``source`` (indexes, LMDB or Redis), oldest
     first, whose kept page ``dest`` holds; how many were copied. ``dest`` keeps them all
@@ -1105,10 +1110,29 @@ class RedisIndex(IndexFace):
             out += [inverse(high | v) for v in values]
         return np.array(sorted(out), dtype=np.uint64), problems
 
+    def repeats(self) -> Iterator[tuple[bytes, int]]:
+        """The guard's counts (``reps``): ``(sentence hash + site, pages of that site dropped
+        through the sentence)``, in the server's order (HSCAN)."""
+        for key, count in self.client.hscan_iter(self._reps, count=CHUNK):
+            yield bytes(key), int(count)
+
+    def add_repeats(self, counts: Iterable[tuple[bytes, int]]) -> None:
+        """Add ``counts`` (as :meth:`repeats` gives them) to the guard's, pipelined
+        :data:`CHUNK` at a time: a copy of an index carries what its guard learned."""
+        self._writable()
+        pipe = self._pipeline()
+        for n, (key, count) in enumerate(counts, 1):
+            if len(key) != 16 or count < 1:
+                raise ValueError(f"not a count of repeated sentences: {key!r}, {count!r}")
+            pipe.hincrby(self._reps, key, count)
+            if n % CHUNK == 0:
+                pipe.execute()
+        pipe.execute()
+
     def compact(self, dest: str) -> int:
         """Copy the index into a new LMDB index in the empty directory ``dest`` (same k and
-        layout, records with their page signatures and first-seen times, and the drop
-        records); how many documents were copied."""
+        layout, records with their page signatures and first-seen times, the drop records and
+        the guard's counts); how many documents were copied."""
         import os
 
         from .index import SimhashIndex
@@ -1120,14 +1144,16 @@ class RedisIndex(IndexFace):
         with copy:
             copied = copy.insert_many(signed_items(self))
             copy_drops(self, copy)
+            copy_repeats(self, copy)
             return copied
 
     def load(self, source: Any) -> int:
         """Copy every document of ``source`` (an index, LMDB or Redis) into this one, with
-        their page signatures and first-seen times, then its drop records; how many
-        documents were copied."""
+        their page signatures and first-seen times, then its drop records and the guard's
+        counts; how many documents were copied."""
         copied = self.insert_many(signed_items(source))
         copy_drops(source, self)
+        copy_repeats(source, self)
         return copied
 
     def close(self) -> None:
