@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import ClassVar
 
+import pytest
 from scrapy import Request
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -445,3 +446,36 @@ async def test_a_shops_returns_policy_drops_at_most_two_of_its_products(site, tm
     assert len(result.kept) == len(_GOODS) - 2
     assert result.simhash["simhash/duplicate"] == 2
     assert result.simhash["simhash/duplicate/by/sentences"] == 2
+
+
+class UrlLessSpider(SiteSpider):
+    """Items whose URL field holds ``url_value`` (empty, or not a string): items without a
+    URL, as the README says."""
+
+    url_value: object = ""
+
+    def parse_page(self, response):
+        for item in super().parse_page(response):
+            yield {"url": self.url_value, "html": item["html"]}
+
+
+@pytest.mark.parametrize("url_value", ["", 42], ids=["empty", "not-a-string"])
+@deferred_f_from_coro_f
+async def test_items_whose_url_is_empty_or_not_a_string_are_stored_by_their_html(
+    site, tmp_path, caplog, url_value
+):
+    """They are keyed ``item:<hash>`` and decided as items with URLs are, but for the page
+    with tracking parameters: its HTML is the article's, so it is taken for the same page and
+    gets its decision (kept). A dropped one is logged as an item without URL."""
+    from scrapy_simhash import SimhashIndex
+
+    UrlLessSpider.url_value = url_value
+    caplog.set_level("DEBUG", logger="scrapy_simhash")
+    result = await crawl(PIPELINE, tmp_path, site, spider=UrlLessSpider, fields=("url", "html"))
+    assert len(result.kept) == len(ARTICLES) + 1 and len(result.dropped) == len(COPIES) - 1
+    with SimhashIndex(tmp_path / "simhash" / "site", readonly=True) as index:
+        keys = [match.key for match in index.items()]
+    assert len(keys) == len(ARTICLES) and all(key.startswith("item:") for key in keys)
+    drops = [r.getMessage() for r in caplog.records if "near-duplicate item" in r.getMessage()]
+    assert len(drops) == len(COPIES) - 1
+    assert all("near-duplicate item <item without URL>: duplicate of item:" in m for m in drops)

@@ -50,10 +50,12 @@ class SimhashPipeline:
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
         url = _field(adapter, self.service.config.url_field)
-        decision = await self._decide(adapter, url if isinstance(url, str) and url else None)
+        if not isinstance(url, str) or not url:
+            url = None  # an item without URL (an empty or non-string field is none)
+        decision = await self._decide(adapter, url)
         if decision.is_duplicate:
             assert decision.duplicate_of is not None and decision.distance is not None
-            self.service.log_drop(str(url or "<item without URL>"), decision, "item")
+            self.service.log_drop(url or "<item without URL>", decision, "item")
             if not self.service.config.dry_run:
                 raise NearDuplicate(decision.duplicate_of, decision.distance)
         return item
