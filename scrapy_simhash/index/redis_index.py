@@ -85,7 +85,8 @@ Why a check-and-insert is atomic and exact, on one server and on a cluster:
 4. The sentence candidates are every document listed under one of B's sentences: a
    signature's sentences are listed in the same script that stores it, and unlisted in the
    one that replaces or removes it, so ``sents`` holds exactly the stored signatures'
-   sentences (``verify`` checks it), and B's counts are LMDB's.
+   sentences (``verify`` checks it); a page's site is counted under a sentence (``reps``) in
+   the script that drops it by the sentence rule. So B's counts are LMDB's.
 5. Hence B's script sees A, with its signature, and when the rule makes B a near duplicate
    of A (by either rule) it answers "duplicate": exactly one of the two is admitted. A
    decision depends on nothing but what the script reads, so scripts run in an order decide
