@@ -824,8 +824,8 @@ def _stored_digest(path) -> str:
 @pytest.mark.parametrize(
     ("expected_size", "golden"),
     [
-        (1000, "4b7f2431d7b6787de56f9237a597bcdb4720e1f4cb936109b067439f3d40801c"),
-        (10**7, "d280a310e227d6ce7f92bf1c49afb07f7c73389a273602132920a5c6c0e96dd7"),
+        (1000, "42aad0e512b5f5cdb406f3bc762b9a4ee21f77976a478aae24ce182cda6bedfe"),
+        (10**7, "bf5f1dcfc7b2e4bd84dced27bd2ab5e6b1caf2a06d55d36e474917b5c028f44e"),
     ],
     ids=["4 tables", "10 tables and 4 recent ones"],
 )

@@ -177,7 +177,7 @@ class SimhashIndex(IndexFace):
                 storage.space(BY_KEPT, multi=True),
                 storage.space(SIGS),
                 storage.space(SENTS, multi=True),
-                storage.space(REPEATS),
+                storage.space(REPEATS, multi=True),
             ]
             storage.drop(tables, empty)
             logger.info("reset index %s", self.path)
@@ -209,7 +209,7 @@ class SimhashIndex(IndexFace):
             Sentences(
                 storage.space(SIGS, create=self._create),
                 storage.space(SENTS, multi=True, create=self._create),
-                storage.space(REPEATS, create=self._create),
+                storage.space(REPEATS, multi=True, create=self._create),
             ),
             self._add_to_tables,
             self._remove_from_tables,
@@ -463,7 +463,8 @@ class SimhashIndex(IndexFace):
             if match.rule == "sentences" and signature is not None:
                 kept = self._docs.sentences.get(txn, doc_id(match.key))
                 if kept is not None:
-                    self._docs.sentences.learn(txn, signature, kept, site)
+                    limit = self.rule.guard
+                    self._docs.sentences.learn(txn, doc_id(key), signature, kept, site, limit)
             if self.drop_records:
                 self._drops.record(
                     txn,
@@ -585,26 +586,21 @@ class SimhashIndex(IndexFace):
         with self._read() as txn:
             return self._drops.count(txn)
 
-    def repeats(self) -> list[tuple[bytes, int]]:
-        """The guard's counts (:mod:`.sentences`): ``(sentence hash + site, pages of that
-        site dropped through the sentence)``, in key order."""
+    def repeats(self) -> list[tuple[bytes, bytes]]:
+        """What the guard learned (:mod:`.sentences`): ``(sentence hash + site, id of a page
+        of that site dropped through the sentence)``, in key order."""
         with self._read() as txn:
-            return [
-                (bytes(k), int.from_bytes(v, "big"))
-                for k, v in txn.scan(self._docs.sentences.repeats)
-            ]
+            return [(bytes(k), bytes(v)) for k, v in txn.scan(self._docs.sentences.repeats)]
 
-    def add_repeats(self, counts: Iterable[tuple[bytes, int]]) -> None:
-        """Add ``counts`` (as :meth:`repeats` gives them) to the guard's, in one write
-        transaction: a copy of an index carries what its guard learned."""
-        repeats = self._docs.sentences.repeats
+    def add_repeats(self, repeats: Iterable[tuple[bytes, bytes]]) -> None:
+        """Add ``repeats`` (as :meth:`repeats` gives them) to what the guard learned, in one
+        write transaction: a copy of an index carries it."""
+        space = self._docs.sentences.repeats
         with self._write() as txn:
-            for key, count in counts:
-                if len(key) != 16 or count < 1:
-                    raise ValueError(f"not a count of repeated sentences: {key!r}, {count!r}")
-                held = txn.get(key, db=repeats)
-                total = count + (0 if held is None else int.from_bytes(held, "big"))
-                txn.put(repeats, key, min(total, 0xFFFF_FFFF).to_bytes(4, "big"))
+            for key, docid in repeats:
+                if len(key) != 16 or len(docid) != 16:
+                    raise ValueError(f"not a repeated sentence's page: {key!r}, {docid!r}")
+                txn.put(space, key, docid)
 
     # -- batch mode ------------------------------------------------------------------------
 
@@ -641,7 +637,7 @@ class SimhashIndex(IndexFace):
         with self._read() as txn:
             counts = count_stats(txn, self._docs, self._levels)
             drops = self._drops.count(txn)
-            repeated = txn.count(self._docs.sentences.repeats)
+            repeated = len({k for k, _ in txn.scan(self._docs.sentences.repeats)})
         oldest = newest = None
         if seen and counts["entries"] <= 100_000:  # a scan of the document headers
             oldest, newest = self.seen_range()

@@ -18,8 +18,8 @@ index lives in one cluster slot and every script may touch all of its keys:
   signature holds it, concatenated (a sentence that many pages print is one field whose value
   grows by 16 bytes a page: a page's store rewrites it);
 * ``{KEY}:reps``: sentence hash (8 bytes, big-endian) + site (8 bytes,
-  :func:`.sentences.site_of`) -> how many pages of that site were dropped by the sentence rule
-  through that sentence (a decimal count), for the guard (:mod:`.sentences`);
+  :func:`.sentences.site_of`) -> the ids of the pages of that site dropped by the sentence rule
+  through that sentence, concatenated (``guard`` at most), for the guard (:mod:`.sentences`);
 * ``{KEY}:drops``, ``{KEY}:dseq``, ``{KEY}:dkept``: the drop records (:mod:`.drops`), with
   ``drop_records`` on: dropped key's id -> the LMDB index's drop record, byte for byte (its
   CRC-32 computed by the script); the ids by sequence number (a sorted set: the oldest are
@@ -294,7 +294,7 @@ def signed_items(source: Any) -> Iterator[tuple[int | PageSignature, str, dict[s
 
 
 def copy_repeats(source: Any, dest: Any) -> None:
-    """Add to ``dest`` the guard's counts of ``source`` (indexes, LMDB or Redis)."""
+    """Add to ``dest`` what the guard of ``source`` learned (indexes, LMDB or Redis)."""
     dest.add_repeats(source.repeats())
 
 
@@ -1087,10 +1087,13 @@ class RedisIndex(IndexFace):
             if len(set(listed)) != len(listed):
                 found.append(f"sentence {key.hex()} lists a document twice")
             held.update((key, docid) for docid in listed)
-        repeats = (
-            (bytes(key), _count_bytes(count))
-            for key, count in self.client.hscan_iter(self._reps, count=CHUNK)
-        )
+        repeats = []
+        for key, ids in self.client.hscan_iter(self._reps, count=CHUNK):
+            key, ids = bytes(key), bytes(ids)
+            listed = [ids[i : i + 16] for i in range(0, len(ids), 16)]
+            if not listed or len(set(listed)) != len(listed):
+                found.append(f"repeated sentence {key.hex()} lists {len(ids)} bytes of pages")
+            repeats += [(key, docid) for docid in listed]
         return found + posting_problems(wanted, held) + repeat_problems(repeats)
 
     def _table_contents(self, i: int, table: str) -> tuple[np.ndarray, list[str]]:
@@ -1111,24 +1114,34 @@ class RedisIndex(IndexFace):
             out += [inverse(high | v) for v in values]
         return np.array(sorted(out), dtype=np.uint64), problems
 
-    def repeats(self) -> Iterator[tuple[bytes, int]]:
-        """The guard's counts (``reps``): ``(sentence hash + site, pages of that site dropped
-        through the sentence)``, in the server's order (HSCAN)."""
-        for key, count in self.client.hscan_iter(self._reps, count=CHUNK):
-            yield bytes(key), int(count)
+    def repeats(self) -> Iterator[tuple[bytes, bytes]]:
+        """What the guard learned (``reps``): ``(sentence hash + site, id of a page of that
+        site dropped through the sentence)``, in the server's order (HSCAN)."""
+        for key, ids in self.client.hscan_iter(self._reps, count=CHUNK):
+            ids = bytes(ids)
+            for i in range(0, len(ids), 16):
+                yield bytes(key), ids[i : i + 16]
 
-    def add_repeats(self, counts: Iterable[tuple[bytes, int]]) -> None:
-        """Add ``counts`` (as :meth:`repeats` gives them) to the guard's, pipelined
-        :data:`CHUNK` at a time: a copy of an index carries what its guard learned."""
+    def add_repeats(self, repeats: Iterable[tuple[bytes, bytes]]) -> None:
+        """Add ``repeats`` (as :meth:`repeats` gives them) to what the guard learned, for an
+        index no other process writes to (a copy carries it): read, merged and written back
+        :data:`CHUNK` sentences at a time."""
         self._writable()
-        pipe = self._pipeline()
-        for n, (key, count) in enumerate(counts, 1):
-            if len(key) != 16 or count < 1:
-                raise ValueError(f"not a count of repeated sentences: {key!r}, {count!r}")
-            pipe.hincrby(self._reps, key, count)
-            if n % CHUNK == 0:
-                pipe.execute()
-        pipe.execute()
+        wanted: dict[bytes, list[bytes]] = {}
+        for key, docid in repeats:
+            if len(key) != 16 or len(docid) != 16:
+                raise ValueError(f"not a repeated sentence's page: {key!r}, {docid!r}")
+            wanted.setdefault(key, []).append(docid)
+        keys = list(wanted)
+        for start in range(0, len(keys), CHUNK):
+            chunk = keys[start : start + CHUNK]
+            held = self.client.hmget(self._reps, chunk)
+            merged = {}
+            for key, ids in zip(chunk, held, strict=True):
+                ids = bytes(ids or b"")
+                listed = [ids[i : i + 16] for i in range(0, len(ids), 16)]
+                merged[key] = b"".join(dict.fromkeys(listed + wanted[key]))
+            self.client.hset(self._reps, mapping=merged)
 
     def compact(self, dest: str) -> int:
         """Copy the index into a new LMDB index in the empty directory ``dest`` (same k and
@@ -1165,12 +1178,3 @@ class RedisIndex(IndexFace):
 
     def __repr__(self) -> str:
         return f"RedisIndex({self.url!r}, {self.key!r}, k={self.max_distance}, {self._state()})"
-
-
-def _count_bytes(count: bytes) -> bytes:
-    """A ``reps`` count (a decimal string) as the LMDB index's 4 bytes, for ``verify``
-    (b"" when it is not a count)."""
-    text = bytes(count)
-    if not text.isdigit() or int(text) >= 1 << 32:
-        return b""
-    return int(text).to_bytes(4, "big")

@@ -371,7 +371,13 @@ local function decide(found)
     end
     if #held > 0 then
       local counts = redis.call('HMGET', reps, unpack(held))
-      for j, c in ipairs(counts) do repeated[sub(held[j], 1, 8)] = tonumber(c) end
+      for j, ids in ipairs(counts) do
+        local others = 0  -- the page's own earlier drop does not count against it
+        for p = 1, ids and #ids or 0, 16 do
+          if sub(ids, p, p + 15) ~= docid then others = others + 1 end
+        end
+        repeated[sub(held[j], 1, 8)] = others
+      end
     end
   end
   local tally, order = {}, {}
@@ -414,14 +420,22 @@ local function decide(found)
   return nil
 end
 
--- count the page (of site) dropped by the sentence rule against the kept signature, once for
--- each long sentence they share (SimhashIndex: Sentences.learn)
+-- count the page (docid, of site) dropped by the sentence rule against the kept signature
+-- under each long sentence they share, guard pages of a site at most (Sentences.learn)
 local function learn(page_sig, kept)
   if site == '' then return end
   local held = {}
   for _, s in ipairs(kept.s) do held[s] = true end
   for _, s in ipairs(distinct(page_sig)) do
-    if held[s] then redis.call('HINCRBY', reps, sentence_key(s) .. site, 1) end
+    if held[s] then
+      local name = sentence_key(s) .. site
+      local ids = redis.call('HGET', reps, name) or ''
+      local known = false
+      for p = 1, #ids, 16 do
+        if sub(ids, p, p + 15) == docid then known = true end
+      end
+      if not known and #ids / 16 < R.guard then redis.call('HSET', reps, name, ids .. docid) end
+    end
   end
 end
 

@@ -9,9 +9,10 @@ the second rule it keeps, beside the documents:
 * ``sents``: sentence hash (8 bytes, big-endian) -> the ids of the documents holding it (a
   multi space): a look-up reads one key per sentence of the page.
 
-* ``repeats``: sentence hash (8 bytes) + site (8 bytes, :func:`site_of` a page's URL) ->
-  how many pages of that site were found near duplicates by the sentence rule through this
-  sentence (4 bytes, big-endian).
+* ``repeats``: sentence hash (8 bytes) + site (8 bytes, :func:`site_of` a page's URL) -> the
+  ids of the pages of that site found near duplicates by the sentence rule through this
+  sentence (a multi space; ``guard`` ids at most: no more are needed). Distinct pages, so
+  that a copy checked again in every crawl is counted once.
 
 A sentence held by ``guard`` stored documents or more no longer counts (a disclaimer, a
 byline, a newsletter box): a look-up reads at most ``guard`` ids of each. The stored
@@ -43,7 +44,6 @@ from .storage import Space, Txn
 SIGS = b"sigs"
 SENTS = b"sents"
 REPEATS = b"repeats"
-_COUNT_BYTES = 4
 
 
 def sentence_key(sentence: int) -> bytes:
@@ -103,33 +103,45 @@ class Sentences:
     ) -> Counter[bytes]:
         """For each stored document but ``exclude``: how many of ``sentences`` it holds,
         counting only the sentences that fewer than ``guard`` documents hold, together with
-        the pages of ``site`` dropped through them."""
+        the pages of ``site`` (but ``exclude``: a page's own earlier drop does not count
+        against it) dropped through them."""
         tally: Counter[bytes] = Counter()
         for sentence in sentences:
             key = sentence_key(sentence)
             if txn.get(key, db=self.sents) is None:  # most of a new page's: no cursor
                 continue
             holders = list(itertools.islice(txn.values(self.sents, key), guard))
-            if len(holders) + self.repeated(txn, sentence, site) < guard:
+            others = [d for d in self.repeated(txn, sentence, site, guard + 1) if d != exclude]
+            if len(holders) + len(others) < guard:
                 tally.update(bytes(d) for d in holders if d != exclude)
         return tally
 
-    def repeated(self, txn: Txn, sentence: int, site: bytes) -> int:
-        """How many pages of ``site`` were dropped through ``sentence``."""
+    def repeated(self, txn: Txn, sentence: int, site: bytes, limit: int) -> list[bytes]:
+        """The pages of ``site`` dropped through ``sentence`` (``limit`` at most)."""
         if not site:
-            return 0
-        data = txn.get(sentence_key(sentence) + site, db=self.repeats)
-        return 0 if data is None else int.from_bytes(data, "big")
+            return []
+        key = sentence_key(sentence) + site
+        if txn.get(key, db=self.repeats) is None:
+            return []
+        return [bytes(d) for d in itertools.islice(txn.values(self.repeats, key), limit)]
 
-    def learn(self, txn: Txn, page: PageSignature, kept: PageSignature, site: bytes) -> None:
-        """Count a page of ``site`` dropped by the sentence rule against a page ``kept``:
-        once for each long sentence they share."""
+    def learn(
+        self,
+        txn: Txn,
+        docid: bytes,
+        page: PageSignature,
+        kept: PageSignature,
+        site: bytes,
+        limit: int,
+    ) -> None:
+        """Count the page ``docid`` of ``site``, dropped by the sentence rule against a page
+        ``kept``, under each long sentence they share (``limit`` pages of a site at most)."""
         if not site:
             return
         for sentence in set(page.sentences).intersection(kept.sentences):
-            count = min(self.repeated(txn, sentence, site) + 1, (1 << 8 * _COUNT_BYTES) - 1)
-            value = count.to_bytes(_COUNT_BYTES, "big")
-            txn.put(self.repeats, sentence_key(sentence) + site, value)
+            held = self.repeated(txn, sentence, site, limit)
+            if docid not in held and len(held) < limit:
+                txn.put(self.repeats, sentence_key(sentence) + site, docid)
 
     def problems(self, txn: Txn, docs: Space) -> list[str]:
         """``verify``'s rules for the signatures: each decodes and belongs to a document,
@@ -190,12 +202,12 @@ def posting_problems(wanted: set[tuple[bytes, bytes]], held: set[tuple[bytes, by
 
 
 def repeat_problems(repeats: Iterable[tuple[bytes, bytes]]) -> list[str]:
-    """``verify``'s rule for the counts of repeated sentences: a 16-byte key, a count of
-    at least one (20 problems at most)."""
+    """``verify``'s rule for the pages of a site dropped through a sentence: a 16-byte key
+    and a 16-byte page id (20 problems at most)."""
     found = []
     for key, value in repeats:
-        if len(key) != 16 or len(value) != _COUNT_BYTES or not int.from_bytes(value, "big"):
-            found.append(f"repeated sentence {bytes(key).hex()}: a count of {bytes(value).hex()!r}")
+        if len(key) != 16 or len(value) != 16:
+            found.append(f"repeated sentence {bytes(key).hex()}: a page id {bytes(value).hex()!r}")
             if len(found) == 20:
                 break
     return found
