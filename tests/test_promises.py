@@ -479,3 +479,53 @@ async def test_items_whose_url_is_empty_or_not_a_string_are_stored_by_their_html
     drops = [r.getMessage() for r in caplog.records if "near-duplicate item" in r.getMessage()]
     assert len(drops) == len(COPIES) - 1
     assert all("near-duplicate item <item without URL>: duplicate of item:" in m for m in drops)
+
+
+class ErrbackSpider(SiteSpider):
+    """Records the message of each request ignored as a near-duplicate, as an errback sees
+    it."""
+
+    ignored: ClassVar[dict[str, str]] = {}
+
+    def parse_index(self, response):
+        for request in super().parse_index(response):
+            yield request.replace(errback=self.ignored_page)
+
+    def ignored_page(self, failure):
+        self.ignored[failure.request.url] = str(failure.value)
+
+
+@deferred_f_from_coro_f
+async def test_an_ignored_page_tells_its_errback_the_page_it_duplicates(site, tmp_path):
+    ErrbackSpider.ignored.clear()
+    result = await crawl(MIDDLEWARE, tmp_path, site, spider=ErrbackSpider)
+    assert len(result.kept) == len(ARTICLES)
+    assert {
+        url.removeprefix(site.url("")): message for url, message in ErrbackSpider.ignored.items()
+    } == {
+        copy: f"Near-duplicate of {site.url(kept)} (distance {distance})"
+        for copy, (kept, distance) in COPIES.items()
+    }
+
+
+class _PlainResponses:
+    """A downloader middleware (after the simhash middleware's place, so run before it on the
+    way back) that hands on every page as a plain ``Response``, not an ``HtmlResponse``, as a
+    download handler or middleware may."""
+
+    def process_response(self, request, response):
+        from scrapy.http import Response
+
+        if type(response) is Response or request.meta.get("dont_simhash"):  # the start page
+            return response
+        return Response(response.url, status=response.status, headers=response.headers,
+                        body=response.body, request=request)  # fmt: skip
+
+
+@deferred_f_from_coro_f
+async def test_a_plain_response_whose_content_type_says_html_is_checked(site, tmp_path):
+    """The middleware checks a response by its Content-Type when Scrapy did not make it an
+    ``HtmlResponse``: the same decisions as for the site's HTML responses."""
+    settings = {"DOWNLOADER_MIDDLEWARES": {SimhashMiddleware: 543, _PlainResponses: 600}}
+    result = await crawl(settings, tmp_path, site)
+    assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
