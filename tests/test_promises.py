@@ -187,12 +187,56 @@ async def test_a_redirect_to_a_page_decided_before_is_not_checked_again(site, tm
                 yield Request(site.url(path), self.parse_page, dont_filter=True)
 
         def parse_page(self, response):
+            reached.append((response.url, response.meta.get("simhash")))
+            yield from super().parse_page(response)
+
+    result = await crawl(MIDDLEWARE, tmp_path, site, spider=RedirectSpider)
+    assert [url for url, _ in reached] == [site.url(target), site.url(target)]
+    assert reached[0][1] is not None and reached[1][1] == reached[0][1]  # the same decision
+    assert result.simhash == {"simhash/checked": 1, "simhash/unique": 1, "simhash/index/size": 1}
+
+
+@deferred_f_from_coro_f
+async def test_a_redirect_to_a_page_dropped_before_is_dropped_again(site, tmp_path, routes):
+    """The decision recalled after a redirect is a drop too: the spider never sees the copy."""
+    original, copy = ARTICLES[0], "/wire/bike-lanes.html"
+    assert COPIES[copy][0] == original
+    routes["/go/copy"] = (302, "text/html", b"", {"Location": site.url(copy)})
+    reached = []
+
+    class RedirectSpider(SiteSpider):
+        async def start(self):
+            for path in (original, copy, "/go/copy"):
+                yield Request(site.url(path), self.parse_page, dont_filter=True)
+
+        def parse_page(self, response):
             reached.append(response.url)
             yield from super().parse_page(response)
 
     result = await crawl(MIDDLEWARE, tmp_path, site, spider=RedirectSpider)
-    assert reached == [site.url(target), site.url(target)]
-    assert result.simhash == {"simhash/checked": 1, "simhash/unique": 1, "simhash/index/size": 1}
+    assert reached == [site.url(original)]
+    assert result.simhash["simhash/checked"] == 2
+    assert result.simhash["simhash/duplicate"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_only_2xx_responses_are_checked(site, tmp_path, routes):
+    """A page served with status 300 (Multiple Choices: no redirect) is counted as skipped
+    for its status, however HTML it is."""
+    page = (SITE / ARTICLES[0].lstrip("/")).read_bytes()
+    routes["/choices.html"] = (300, "text/html; charset=utf-8", page)
+    routes["/choices-index.html"] = (
+        200,
+        "text/html",
+        b"<html><body><ul><li><a href='/choices.html'>c</a></li></ul></body></html>",
+    )
+    settings = {**MIDDLEWARE, "HTTPERROR_ALLOW_ALL": True}
+    result = await crawl(settings, tmp_path, site, start="/choices-index.html")
+    assert result.simhash == {
+        "simhash/skipped/dont_simhash": 1,
+        "simhash/skipped/status": 1,
+        "simhash/index/size": 0,
+    }
 
 
 @deferred_f_from_coro_f
