@@ -573,3 +573,48 @@ async def test_a_plain_response_whose_content_type_says_html_is_checked(site, tm
     settings = {"DOWNLOADER_MIDDLEWARES": {SimhashMiddleware: 543, _PlainResponses: 600}}
     result = await crawl(settings, tmp_path, site)
     assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
+
+
+class _WatchedText:
+    """A downloader middleware (run just before the simhash middleware on the way back, after
+    Scrapy's, such as the meta refresh middleware, which decodes every page) that hands on
+    each page as an ``HtmlResponse`` whose decoded text records that it was read."""
+
+    read: ClassVar[list[str]] = []
+
+    def process_response(self, request, response):
+        from scrapy.http import HtmlResponse
+
+        if request.meta.get("dont_simhash") or not isinstance(response, HtmlResponse):
+            return response
+
+        class Watched(HtmlResponse):
+            @property
+            def text(self):
+                _WatchedText.read.append(self.url)
+                return super().text
+
+        return response.replace(cls=Watched)
+
+
+class QuietSpider(SiteSpider):
+    """Reads nothing of the pages it follows."""
+
+    def parse_page(self, response):
+        return []
+
+
+@deferred_f_from_coro_f
+async def test_a_page_too_large_to_check_is_never_decoded(site, tmp_path):
+    """A body over SIMHASH_MAX_BODY_SIZE is skipped without decoding it (the decoded text of
+    a page that is checked is what links a spider's item to its page)."""
+    settings = {"DOWNLOADER_MIDDLEWARES": {SimhashMiddleware: 543, _WatchedText: 560}}
+    _WatchedText.read.clear()
+    checked = await crawl(settings, tmp_path / "a", site, spider=QuietSpider)
+    assert checked.simhash["simhash/checked"] == 11 and len(set(_WatchedText.read)) == 11
+    _WatchedText.read.clear()
+    large = await crawl(
+        {**settings, "SIMHASH_MAX_BODY_SIZE": 1000}, tmp_path / "b", site, spider=QuietSpider
+    )
+    assert large.simhash["simhash/skipped/too_large"] == 11
+    assert _WatchedText.read == []
