@@ -262,7 +262,9 @@ def test_verify_finds_damaged_signatures_and_postings(redis_server, key):
         client.hdel(f"{tag}:sents", (4).to_bytes(8, "big"))
         data = client.hget(f"{tag}:sigs", doc_id("b"))
         client.hset(f"{tag}:sigs", doc_id("b"), bytes([data[0] ^ 1]) + data[1:])
+        client.hset(f"{tag}:reps", bytes(16), b"not 16 bytes")
         problems = ix.verify()
+        assert any("repeated sentence 000" in p for p in problems)
         assert any("whose signature lacks it" in p for p in problems)
         assert any("page signature fails its checksum" in p for p in problems)
         with pytest.raises(DamagedIndexError):

@@ -372,6 +372,22 @@ def test_a_damaged_signature_is_reported_by_verify(tmp_path):
         assert any("page signature fails its checksum" in p for p in ix.verify())
 
 
+def test_a_damaged_count_of_repeated_sentences_is_reported_by_verify(tmp_path):
+    import lmdb
+
+    path = tmp_path / "ix"
+    SimhashIndex(path).close()
+    env = lmdb.open(str(path), max_dbs=80)
+    try:
+        with env.begin(write=True) as txn:
+            repeats = env.open_db(b"repeats", txn=txn, create=False)
+            txn.put(bytes(16), b"not 16 bytes", db=repeats)
+    finally:
+        env.close()
+    with SimhashIndex(path) as ix:
+        assert any(p.startswith("repeated sentence 000") for p in ix.verify())
+
+
 PARTNER = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title} - Harbour Post</title></head>
 <body><div class="top"><a href="/">Harbour Post</a> | <a href="/world">World</a> |
