@@ -905,3 +905,20 @@ def test_empty_index(capsys, tmp_path):
         "ok: 0 entries, 4 tables and 0 drop records agree\n",
         "",
     )
+
+
+def test_verify_says_a_checker_that_failed_without_a_signal(tmp_path, monkeypatch):
+    """A checker process that exits with an error and no JSON (here: a Python that cannot
+    start) is reported as a problem with the last line it wrote, never as a crash of the
+    command."""
+    from scrapy_simhash.cli.check import verify_in_child
+
+    with SimhashIndex(tmp_path / "ix") as ix:
+        ix.insert(1, "a")
+    monkeypatch.setenv("PYTHONHOME", str(tmp_path / "no-python-here"))
+    result = verify_in_child(str(tmp_path / "ix"))
+    assert result["entries"] is None
+    (problem,) = result["problems"]
+    # the last line of what it wrote, as text (which line depends on the Python version)
+    assert problem.startswith("cannot be read: ") and not problem.startswith("cannot be read: b")
+    assert len(problem) > len("cannot be read: ")
