@@ -650,6 +650,10 @@ def test_help(capsys):
         "compact",
     ):
         assert re.search(rf"^    {command}\b", out, re.MULTILINE)
+    # outside a Scrapy project, a subcommand's example takes an index folder (in one, a spider:
+    # test_scrapy_command_takes_a_spider_name_in_a_project)
+    code, out, _ = run(capsys, "info", "--help")
+    assert code == 0 and out.endswith("example:\n  scrapy-simhash info INDEX --json\n")
 
 
 def test_progress_only_on_a_terminal():
