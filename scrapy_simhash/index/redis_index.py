@@ -1146,7 +1146,7 @@ class RedisIndex(IndexFace):
     def compact(self, dest: str) -> int:
         """Copy the index into a new LMDB index in the empty directory ``dest`` (same k and
         layout, records with their page signatures and first-seen times, the drop records and
-        the guard's counts); how many documents were copied."""
+        what the guard learned); how many documents were copied."""
         import os
 
         from .index import SimhashIndex
@@ -1163,8 +1163,8 @@ class RedisIndex(IndexFace):
 
     def load(self, source: Any) -> int:
         """Copy every document of ``source`` (an index, LMDB or Redis) into this one, with
-        their page signatures and first-seen times, then its drop records and the guard's
-        counts; how many documents were copied."""
+        their page signatures and first-seen times, then its drop records and what the
+        guard learned; how many documents were copied."""
         copied = self.insert_many(signed_items(source))
         copy_drops(source, self)
         copy_repeats(source, self)
