@@ -293,6 +293,12 @@ def signed_items(source: Any) -> Iterator[tuple[int | PageSignature, str, dict[s
     yield from flush()
 
 
+def packed_ids(ids: bytes) -> list[bytes]:
+    """The 16-byte document ids of a value that concatenates them (a last partial id
+    included, for ``verify`` to see)."""
+    return [ids[i : i + 16] for i in range(0, len(ids), 16)]
+
+
 def copy_repeats(source: Any, dest: Any) -> None:
     """Add to ``dest`` what the guard of ``source`` learned (indexes, LMDB or Redis)."""
     dest.add_repeats(source.repeats())
@@ -925,7 +931,7 @@ class RedisIndex(IndexFace):
     def drops_of(self, key: str) -> list[Drop]:
         """The drop records of the keys dropped against the stored ``key``, nearest first."""
         ids = bytes(self.client.hget(self._dkept, doc_id(check_key(key))) or b"")
-        wanted = [ids[i : i + 16] for i in range(0, len(ids), 16)]
+        wanted = packed_ids(ids)
         found = self.client.hmget(self._drops, wanted) if wanted else []
         drops = [self._drop(bytes(data)) for data in found if data is not None]
         drops.sort(key=lambda d: (d.distance, d.key))
@@ -1090,7 +1096,7 @@ class RedisIndex(IndexFace):
         repeats = []
         for key, ids in self.client.hscan_iter(self._reps, count=CHUNK):
             key, ids = bytes(key), bytes(ids)
-            listed = [ids[i : i + 16] for i in range(0, len(ids), 16)]
+            listed = packed_ids(ids)
             if not listed or len(set(listed)) != len(listed):
                 found.append(f"repeated sentence {key.hex()} lists {len(ids)} bytes of pages")
             repeats += [(key, docid) for docid in listed]
@@ -1118,9 +1124,8 @@ class RedisIndex(IndexFace):
         """What the guard learned (``reps``): ``(sentence hash + site, id of a page of that
         site dropped through the sentence)``, in the server's order (HSCAN)."""
         for key, ids in self.client.hscan_iter(self._reps, count=CHUNK):
-            ids = bytes(ids)
-            for i in range(0, len(ids), 16):
-                yield bytes(key), ids[i : i + 16]
+            for docid in packed_ids(bytes(ids)):
+                yield bytes(key), docid
 
     def add_repeats(self, repeats: Iterable[tuple[bytes, bytes]]) -> None:
         """Add ``repeats`` (as :meth:`repeats` gives them) to what the guard learned, for an
@@ -1138,8 +1143,7 @@ class RedisIndex(IndexFace):
             held = self.client.hmget(self._reps, chunk)
             merged = {}
             for key, ids in zip(chunk, held, strict=True):
-                ids = bytes(ids or b"")
-                listed = [ids[i : i + 16] for i in range(0, len(ids), 16)]
+                listed = packed_ids(bytes(ids or b""))
                 merged[key] = b"".join(dict.fromkeys(listed + wanted[key]))
             self.client.hset(self._reps, mapping=merged)
 
