@@ -12,7 +12,8 @@ no persistence, on a free port of 127.0.0.1), or on ``--redis-url``. Printed sid
 * query p50 / p99: a probe script and, for the matches, a fetch of their records (half of
   the queries near stored fingerprints, half random); probes alone;
 * check-and-insert per second of new fingerprints, one by one (a round trip each) and
-  pipelined (``check_and_insert_many``, --pipeline at a time);
+  pipelined (``check_and_insert_many``, --pipeline at a time), and with --clients clients
+  (threads, each its own connection, as crawls on several machines) pipelining at once;
 * the LMDB index on the same fingerprints: query p50 / p99 and check-and-insert per second
   (one write transaction each, and batched);
 * datasketch ``MinHashLSH`` (threshold 0.9, 128 permutations) with its Redis storage on the
@@ -29,6 +30,7 @@ import platform
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -115,10 +117,50 @@ def bench_size(n: int, url: str, args: argparse.Namespace, rng: np.random.Genera
             ix.check_and_insert_many(batch[i : i + args.pipeline])
         row["check_piped_per_s"] = len(batch) / (time.perf_counter() - start)
         row["check_server_us"] = script_time(ix, len(batch))
+        more = rng.integers(0, 2**64, size=args.pipelined, dtype=np.uint64).tolist()
+        row["check_clients_per_s"], row["check_clients_server_us"] = concurrent_checks(
+            ix, url, key, more, args
+        )
         if not args.keep:
             ix.drop()
     row.update(bench_lmdb(stored, items, queries, args, rng))
     return row
+
+
+def concurrent_checks(
+    ix: RedisIndex, url: str, key: str, fingerprints: list[int], args: argparse.Namespace
+) -> tuple[float, float]:
+    """Check-and-inserts per second with --clients clients (threads of this process, each
+    with its own connection, as crawls on several machines) pipelining --pipeline at a time
+    into the same index, and the server's CPU per check (us)."""
+    shares = [fingerprints[i :: args.clients] for i in range(args.clients)]
+    indexes = [RedisIndex(url, key, K) for _ in shares]
+    start_line = threading.Barrier(len(shares) + 1)
+
+    def work(index: RedisIndex, share: list[int], c: int) -> None:
+        start_line.wait()
+        for i in range(0, len(share), args.pipeline):
+            chunk = share[i : i + args.pipeline]
+            index.check_and_insert_many(
+                [(int(fp), f"https://c{c}.example/{i + j}", {}) for j, fp in enumerate(chunk)]
+            )
+
+    threads = [
+        threading.Thread(target=work, args=(index, share, c))
+        for c, (index, share) in enumerate(zip(indexes, shares, strict=True))
+    ]
+    for thread in threads:
+        thread.start()
+    ix.client.config_resetstat()
+    start_line.wait()
+    start = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    server = script_time(ix, len(fingerprints))
+    for index in indexes:
+        index.close()
+    return len(fingerprints) / elapsed, server
 
 
 def bench_lmdb(stored, items, queries, args, rng) -> dict:
@@ -223,6 +265,10 @@ def report(rows: list[dict], ds: dict, args: argparse.Namespace, server: str) ->
         ("Redis check-and-insert, one by one /s", lambda r: fmt(r["check_one_per_s"])),
         (f"Redis check-and-insert, {args.pipeline} a pipeline /s", lambda r: piped(r)),
         ("server CPU per pipelined check-and-insert, us", lambda r: fmt(r["check_server_us"], 1)),
+        (f"Redis check-and-insert, {args.clients} clients pipelining /s",
+         lambda r: fmt(r["check_clients_per_s"])),
+        ("server CPU per check-and-insert, clients, us",
+         lambda r: fmt(r["check_clients_server_us"], 1)),
         ("LMDB query p50 / p99, us", lambda r: pair(r, "lmdb_query")),
         ("LMDB check-and-insert, a txn each /s", lambda r: fmt(r["lmdb_check_one_per_s"])),
         ("LMDB check-and-insert, batched /s", lambda r: fmt(r["lmdb_check_batched_per_s"])),
@@ -250,6 +296,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--inserts", type=int, default=5_000, help="one-by-one checks timed")
     parser.add_argument("--pipelined", type=int, default=50_000, help="pipelined checks timed")
     parser.add_argument("--pipeline", type=int, default=200, help="checks per pipeline")
+    parser.add_argument(
+        "--clients", type=int, default=2, help="clients pipelining at once (threads)"
+    )
     parser.add_argument("--datasketch-size", type=int, default=5_000)
     parser.add_argument("--datasketch-queries", type=int, default=1_000)
     parser.add_argument("--redis-url", help="a server to use instead of starting one")

@@ -3,6 +3,7 @@ eviction refused, copies to and from LMDB."""
 
 from __future__ import annotations
 
+import random
 import uuid
 
 import pytest
@@ -97,6 +98,33 @@ def test_records_replace_and_remove(redis_server, key):
         assert ix.query(0xFE) == [] and len(ix) == 0
         assert ix.stats()["fingerprints"] == 0
         assert ix.verify() == []
+
+
+def test_check_and_insert_keeps_crowded_buckets_in_order(redis_server, key):
+    """Check-and-inserts into the same buckets, in a random order and in batches: the script
+    puts each new value where its probe found it goes; the buckets stay sorted and every
+    fingerprint is found again (a value put out of order would hide others from the probe's
+    bisection)."""
+    rng = random.Random(5)
+    # one 20-bit prefix, the other 44 bits random: crowded buckets of table 0, and pairs
+    # more than k apart, so that every one is admitted
+    shared = rng.getrandbits(20) << 44
+    fps = list({shared | rng.getrandbits(44) for _ in range(400)})
+    rng.shuffle(fps)
+    with RedisIndex(redis_server.url, key, 3, 10**6) as ix:
+        for start in range(0, 300, 70):
+            batch = fps[start : start + 70]
+            assert ix.check_and_insert_many([(fp, f"k{fp}", {}) for fp in batch]) == [None] * len(
+                batch
+            )
+        for fp in fps[300:]:
+            assert ix.check_and_insert(fp, f"k{fp}") is None
+        assert ix.verify() == []
+        for fp in fps[::7]:
+            assert [(m.key, m.distance) for m in ix.query(fp)] == [(f"k{fp}", 0)]
+        # a copy of each is found, at its distance
+        for fp in fps[::11]:
+            assert ix.check_and_insert(fp ^ 0b101, f"copy{fp}").key == f"k{fp}"
 
 
 def test_scripts_are_loaded_again_after_a_flush(redis_server, key):

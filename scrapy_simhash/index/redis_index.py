@@ -632,7 +632,9 @@ class RedisIndex(IndexFace):
         record = entry.data(fingerprint, seen)
         packed = b"" if signature is None else sealed(signature.pack(), docid)
         dropped = now if entry.seen is None else entry.seen  # a drop's time, as on LMDB
-        return self._item(fingerprint, held, record, docid, packed, dropped, site=site_of(key))
+        # the site serves the sentence rule only: a bare fingerprint's script never reads it
+        site = b"" if signature is None else site_of(key)
+        return self._item(fingerprint, held, record, docid, packed, dropped, site=site)
 
     def _answer(self, answer: Sequence[Any]) -> Match | None:
         """The match of a ``check`` or ``decide`` answer: ``[1, record, distance, rule]``, or

@@ -37,10 +37,12 @@ local n = #KEYS - T
 -- the item at hand (load_item): its document id, the record header it expects, its record,
 -- fingerprint, sealed signature, drop time, drop arguments and site; the tables' arguments: F field,
 -- Q query value, LO and HI the range of the first 4 bytes of a value within the query's
--- prefix, OF and OV the old fingerprint's field and value; BK the query's buckets as the probe
--- read them (false: none), for the insert that follows
+-- prefix (old_value gives the old fingerprint's field and value); BK the query's buckets as the
+-- probe read them (false: none), and AT where the query's value goes in each (the position of
+-- the first value not below it, 1-based), for the insert that follows
 local docid, expect, record, fp, signature, drop_seen, dropping, site
-local F, Q, LO, HI, OF, OV, BK
+local F, Q, LO, HI, BK, AT
+local BLOB  -- the item's tables' arguments, packed
 
 -- a value's first 4 bytes, and its other w - 4, as numbers (at most 32 bits each)
 local function head(b, p)
@@ -52,6 +54,7 @@ local function tail(b, p)
   for j = p + 4, p + w - 1 do t = t * 256 + byte(b, j) end
   return t
 end
+
 local function pop(x)  -- bits set in a 32-bit number
   x = x - band(rshift(x, 1), 0x55555555)
   x = band(x, 0x33333333) + band(rshift(x, 2), 0x33333333)
@@ -83,7 +86,8 @@ local function position(b, h0, t0)
   while lo < hi do
     local mid = floor((lo + hi) / 2)
     local p = mid * w + 1
-    local h = head(b, p)
+    local b1, b2, b3, b4 = byte(b, p, p + 3)
+    local h = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
     if h < h0 or (h == h0 and t0 and tail(b, p) < t0) then lo = mid + 1 else hi = mid end
   end
   return lo
@@ -93,18 +97,22 @@ end
 local function load_item(b)
   docid, expect, record, fp = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
   signature, drop_seen, dropping, site = ARGV[b + 5], ARGV[b + 6], ARGV[b + 7], ARGV[b + 8]
-  F, Q, LO, HI, OF, OV, BK = {}, {}, {}, {}, {}, {}, {}
+  F, Q, LO, HI, BK, AT = {}, {}, {}, {}, {}, {}
   local blob, p = ARGV[b + 4], 1
+  BLOB = blob
   for i = 1, n do
     F[i] = sub(blob, p, p + fb - 1)
     p = p + fb
     Q[i] = sub(blob, p, p + w - 1)
     LO[i], HI[i] = head(blob, p + w), head(blob, p + w + 4)
-    p = p + w + 8
-    OF[i] = sub(blob, p, p + fb - 1)
-    OV[i] = sub(blob, p + fb, p + fb + w - 1)
-    p = p + fb + w
+    p = p + w + 8 + fb + w
   end
+end
+-- the field and value of the old fingerprint (the record's the client read) in table i, read
+-- from the item's arguments only when a document is unlinked
+local function old_value(i)
+  local p = (i - 1) * (2 * (fb + w) + 8) + fb + w + 9
+  return sub(BLOB, p, p + fb - 1), sub(BLOB, p + fb, p + fb + w - 1)
 end
 
 -- every stored value within k of the query: {table, value, distance}, table 0-based
@@ -115,24 +123,45 @@ local function probe()
     BK[i] = b
     if b then
       local q = Q[i]
+      local q1, q2, q3, q4, q5, q6, q7, q8 = byte(q, 1, w)
       local qh, qt = head(q, 1), tail(q, 1)
-      local hi, m = HI[i], #b / w
-      local j = position(b, LO[i], nil)
-      while j < m do
-        local p = j * w + 1
-        local h = head(b, p)
+      local hi, last = HI[i], #b - w + 1
+      local p = position(b, LO[i], nil) * w + 1
+      local at = nil
+      -- the hot loop, inlined. A value within k bits of the query differs from it in at most
+      -- k of its w bytes, so it has at least 8 - k equal of 8 (bytes past w are nil on both
+      -- sides, equal): a test of bytes that rejects nearly every other value before its bits
+      -- are counted (up to k + 1, each step clearing the lowest)
+      while p <= last do
+        local c1, c2, c3, c4, c5, c6, c7, c8 = byte(b, p, p + w - 1)
+        local h = ((c1 * 256 + c2) * 256 + c3) * 256 + c4
         if h > hi then break end
-        local d = pop(bxor(h, qh))
-        if d <= k then
-          d = d + pop(bxor(tail(b, p), qt))
+        if not at and (h > qh or (h == qh and tail(b, p) >= qt)) then at = p end
+        local e = 0
+        if c1 == q1 then e = e + 1 end
+        if c2 == q2 then e = e + 1 end
+        if c3 == q3 then e = e + 1 end
+        if c4 == q4 then e = e + 1 end
+        if c5 == q5 then e = e + 1 end
+        if c6 == q6 then e = e + 1 end
+        if c7 == q7 then e = e + 1 end
+        if c8 == q8 then e = e + 1 end
+        if e + k >= 8 then
+          local x, d = bxor(head(b, p), qh), 0
+          while x ~= 0 and d <= k do x, d = band(x, x - 1), d + 1 end
           if d <= k then
-            out[#out + 1] = i - 1
-            out[#out + 1] = sub(b, p, p + w - 1)
-            out[#out + 1] = d
+            x = bxor(tail(b, p), qt)
+            while x ~= 0 and d <= k do x, d = band(x, x - 1), d + 1 end
+            if d <= k then
+              out[#out + 1] = i - 1
+              out[#out + 1] = sub(b, p, p + w - 1)
+              out[#out + 1] = d
+            end
           end
         end
-        j = j + 1
+        p = p + w
       end
+      AT[i] = at or p
     end
   end
   return out
@@ -521,10 +550,10 @@ end
 -- the value v into (or out of) table i's bucket f
 local function table_add(i, f, v)
   local key = KEYS[T + i]
-  local b = BK[i]
-  if b == nil then b = redis.call('HGET', key, f) end
+  local b, at = BK[i], AT[i]
+  if b == nil then b, at = redis.call('HGET', key, f), nil end
   if not b then redis.call('HSET', key, f, v) return end
-  local at = position(b, head(v, 1), tail(v, 1)) * w
+  if at then at = at - 1 else at = position(b, head(v, 1), tail(v, 1)) * w end
   if sub(b, at + 1, at + w) == v then return end
   redis.call('HSET', key, f, sub(b, 1, at) .. v .. sub(b, at + 1))
 end
@@ -543,7 +572,7 @@ end
 -- the tables
 local function unlink(old_fp)
   if not drop_id(fps, old_fp) then return end
-  for i = 1, n do table_remove(i, OF[i], OV[i]) end
+  for i = 1, n do table_remove(i, old_value(i)) end
   redis.call('HINCRBY', KEYS[1], 'fingerprints', -1)
 end
 
