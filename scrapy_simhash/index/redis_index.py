@@ -168,6 +168,8 @@ _SEEN = struct.Struct(">d")
 #: Items a script takes at most (``check_and_insert_many``, ``insert_many``, ``query_many``):
 #: a script's fixed cost (its arguments, its set-up) is paid once for them all.
 BATCH = 64
+#: The script's modes that apply the rule (the others are sent without its parameters).
+_DECIDING = frozenset({"check", "decide"})
 #: The place (0-based) of what mode ``drop`` records among an item's arguments.
 _DROPPING = 7
 
@@ -515,6 +517,9 @@ class RedisIndex(IndexFace):
         split = self._split
         if self._rule_args[0] is not self.rule:
             self._rule_args = (self.rule, rule_args(self.rule))
+        # only the modes that decide read the rule: the others go without its arguments (a
+        # script's argument costs the client and the server alike)
+        rule = self._rule_args[1] if mode in _DECIDING else []
         return [
             mode,
             self._token,
@@ -525,8 +530,8 @@ class RedisIndex(IndexFace):
             self._moves,
             self.drop_records,
             " ".join(RULES),
-            len(RULE_FIELDS),
-            *self._rule_args[1],
+            len(rule) // 2,
+            *rule,
         ]
 
     def _item(

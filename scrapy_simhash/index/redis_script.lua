@@ -55,31 +55,6 @@ local function tail(b, p)
   return t
 end
 
-local function pop(x)  -- bits set in a 32-bit number
-  x = x - band(rshift(x, 1), 0x55555555)
-  x = band(x, 0x33333333) + band(rshift(x, 2), 0x33333333)
-  x = band(x + rshift(x, 4), 0x0f0f0f0f)
-  return x % 255
-end
-local CRC
--- the CRC-32 of s (zlib's crc32(s, start)), as a number in [0, 2^32)
-local function crc32(s, start)
-  if not CRC then
-    CRC = {}
-    for i = 0, 255 do
-      local c = i
-      for _ = 1, 8 do
-        if band(c, 1) == 1 then c = bxor(rshift(c, 1), 0xEDB88320) else c = rshift(c, 1) end
-      end
-      CRC[i] = c
-    end
-  end
-  local c = bit.bnot(start or 0)
-  for i = 1, #s do c = bxor(rshift(c, 8), CRC[band(bxor(c, byte(s, i)), 255)]) end
-  c = bit.bnot(c)
-  if c < 0 then c = c + 4294967296 end
-  return c
-end
 -- first position (0-based) in the bucket whose value is >= (h, t), by bisection
 local function position(b, h0, t0)
   local lo, hi = 0, #b / w
@@ -108,13 +83,6 @@ local function load_item(b)
     p = p + w + 8 + fb + w
   end
 end
--- the field and value of the old fingerprint (the record's the client read) in table i, read
--- from the item's arguments only when a document is unlinked
-local function old_value(i)
-  local p = (i - 1) * (2 * (fb + w) + 8) + fb + w + 9
-  return sub(BLOB, p, p + fb - 1), sub(BLOB, p + fb, p + fb + w - 1)
-end
-
 -- every stored value within k of the query: {table, value, distance}, table 0-based
 local function probe()
   local out = {}
@@ -270,6 +238,40 @@ end
 
 
 if mode == 'query' then return run_items(query) end
+
+-- what the modes below need besides (defined here: the modes above go without them)
+local function pop(x)  -- bits set in a 32-bit number
+  x = x - band(rshift(x, 1), 0x55555555)
+  x = band(x, 0x33333333) + band(rshift(x, 2), 0x33333333)
+  x = band(x + rshift(x, 4), 0x0f0f0f0f)
+  return x % 255
+end
+local CRC
+-- the CRC-32 of s (zlib's crc32(s, start)), as a number in [0, 2^32)
+local function crc32(s, start)
+  if not CRC then
+    CRC = {}
+    for i = 0, 255 do
+      local c = i
+      for _ = 1, 8 do
+        if band(c, 1) == 1 then c = bxor(rshift(c, 1), 0xEDB88320) else c = rshift(c, 1) end
+      end
+      CRC[i] = c
+    end
+  end
+  local c = bit.bnot(start or 0)
+  for i = 1, #s do c = bxor(rshift(c, 8), CRC[band(bxor(c, byte(s, i)), 255)]) end
+  c = bit.bnot(c)
+  if c < 0 then c = c + 4294967296 end
+  return c
+end
+-- the field and value of the old fingerprint (the record's the client read) in table i, read
+-- from the item's arguments only when a document is unlinked
+local function old_value(i)
+  local p = (i - 1) * (2 * (fb + w) + 8) + fb + w + 9
+  return sub(BLOB, p, p + fb - 1), sub(BLOB, p + fb, p + fb + w - 1)
+end
+
 
 -- -- page signatures -------------------------------------------------------------------------
 
