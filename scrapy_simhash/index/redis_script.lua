@@ -9,9 +9,10 @@
 --       a count of moves, then each move as source bit, width, destination bit, one byte each),
 --       the bound on drop records (0: none are kept), the rules' names in their stored order
 --       (space-separated), the count of the rule's parameters and the parameters as name,
---       value pairs; then the items, ITEM arguments each: docid, expected header, record,
---       fingerprint, the tables' arguments packed in one string (for each table: field (f
---       bytes), query value (w), lo (4), hi (4), old field (f), old value (w)), the page's
+--       value pairs (none but for the modes that decide: check, decide); then the items,
+--       ITEM arguments each: docid, expected header, record, fingerprint, the tables'
+--       arguments packed in one string (for each table: field (f bytes), query value (w),
+--       lo (4), hi (4), old field (f), old value (w)), the page's
 --       sealed packed signature ('' for a bare fingerprint), the time of a drop (8 bytes, a
 --       big-endian double), what mode 'drop' records (the kept document's id, the distance
 --       and the rule's code, 18 bytes; else '') and the page's site (8 bytes, or '').
