@@ -55,7 +55,6 @@ local function tail(b, p)
   for j = p + 4, p + w - 1 do t = t * 256 + byte(b, j) end
   return t
 end
-
 -- first position (0-based) in the bucket whose value is >= (h, t), by bisection
 local function position(b, h0, t0)
   local lo, hi = 0, #b / w
@@ -84,6 +83,7 @@ local function load_item(b)
     p = p + w + 8 + fb + w
   end
 end
+
 -- every stored value within k of the query: {table, value, distance}, table 0-based
 local function probe()
   local out = {}
@@ -272,7 +272,6 @@ local function old_value(i)
   local p = (i - 1) * (2 * (fb + w) + 8) + fb + w + 9
   return sub(BLOB, p, p + fb - 1), sub(BLOB, p + fb, p + fb + w - 1)
 end
-
 
 -- -- page signatures -------------------------------------------------------------------------
 
