@@ -212,8 +212,12 @@ class BenchSpider(scrapy.Spider):
         if CONFIG["parse"] == "trafilatura":
             import trafilatura
 
-            text = trafilatura.extract(
-                response.text, url=response.url, include_comments=False, deduplicate=False
+            text = trafilatura.extract(  # the plugin's options
+                response.text,
+                url=response.url,
+                include_comments=False,
+                deduplicate=False,
+                favor_recall=True,
             )
             yield {"url": response.url, "text": text}
         else:

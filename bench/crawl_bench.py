@@ -8,8 +8,8 @@ process. Each mode is one ``scrapy runspider`` subprocess crawling the list of p
 
   scrapy       the spider yields ``{"url": response.url}``; no plugin
   trafilatura  the spider extracts each page's text with ``trafilatura.extract`` (the plugin's
-               options: no comments, no deduplication) and yields it: what a user does
-               without the plugin
+               options: no comments, no deduplication, favouring recall) and yields it: what
+               a user does without the plugin
   plugin       the spider yields ``{"url": response.url}``; ``scrapy_simhash.Addon`` on (the
                middleware drops near-duplicate pages), a fresh index in a temporary directory,
                the work inline (``SIMHASH_WORKERS = 0``)

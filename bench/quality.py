@@ -97,6 +97,7 @@ import lxml.html
 from _corpus import ROOT, Page, load_pages, require_corpus
 
 from scrapy_simhash import FINGERPRINT_VERSION, Fingerprinter, extract_text, hamming
+from scrapy_simhash.text import extract as extract_module
 from scrapy_simhash.text.signature import DEFAULT_RULE, Rule, page_signature
 
 POSITIVE = (
@@ -116,6 +117,9 @@ GROUPS = (("en+", "English and other languages"), ("zh", "Chinese"))
 CACHE = ROOT / "bench" / ".data"
 #: Bump when the construction changes (the cache of built pairs is keyed by it).
 BUILD_VERSION = 1
+#: The extraction's own code (its options included): the cached texts are keyed by it, with
+#: trafilatura's version.
+EXTRACTION = hashlib.sha1(inspect.getsource(extract_module).encode()).hexdigest()[:8]
 MIN_WORDS = 20  # the crawl's default (SIMHASH_MIN_WORDS)
 LAYOUTS_PER_ARTICLE = 2
 
@@ -128,9 +132,8 @@ class Extractor:
 
     def __init__(self, fast: bool) -> None:
         self.fast = fast
-        self.path = (
-            CACHE / f"extract-{version('trafilatura')}-{'fast' if fast else 'default'}.json.gz"
-        )
+        mode = "fast" if fast else "default"
+        self.path = CACHE / f"extract-{version('trafilatura')}-{EXTRACTION}-{mode}.json.gz"
         self.memo: dict[str, str | None] = {}
         if self.path.exists():
             with gzip.open(self.path, "rt", encoding="utf-8") as f:
@@ -403,7 +406,9 @@ class Builder:
 
 def build(pages: list[Page], seed: int, fast: bool) -> dict:
     """Texts of every page and the labelled pairs, cached by corpus, seed and settings."""
-    key = json.dumps([BUILD_VERSION, seed, fast, version("trafilatura"), [p.rid for p in pages]])
+    key = json.dumps(
+        [BUILD_VERSION, seed, fast, version("trafilatura"), EXTRACTION, [p.rid for p in pages]]
+    )
     path = CACHE / f"quality-{hashlib.sha1(key.encode()).hexdigest()[:12]}.json.gz"
     if path.exists():
         with gzip.open(path, "rt", encoding="utf-8") as f:

@@ -27,13 +27,13 @@ SENTENCES = [
     "The operator said the new vessel would carry more bicycles and have a heated waiting room",
     "Tickets bought before the change stay valid until the end of the month on every route",
 ]
-#: A page whose text is in <br>-separated lines, under a <nav> sentence: trafilatura's fallback
-#: extractors (left out in fast mode) leave the <nav> out; fast mode keeps it.
+#: A page whose text is in <span>s, under a menu <div>: trafilatura's fallback extractors (left
+#: out in fast mode) leave the menu out; fast mode keeps it.
 FERRY = (
-    "<html><head><title>Ferry notice</title></head><body><nav>Island council notes on "
-    "lighthouse repairs, fishing quotas and the winter market</nav><div>"
-    + "<br>".join(SENTENCES)
-    + "</div></body></html>"
+    "<html><head><title>Ferry notice</title></head><body><div class='menu'>Island council "
+    "notes on lighthouse repairs, fishing quotas and the winter market</div>"
+    + "".join(f"<span>{sentence}.</span> " for sentence in SENTENCES)
+    + "</body></html>"
 ).encode()
 
 

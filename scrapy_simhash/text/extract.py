@@ -156,9 +156,13 @@ def extract_text(
 
     The result depends on the page alone: trafilatura's cross-document deduplication is off,
     so the same page gives the same text whatever was extracted before. Comments are left
-    out (a page whose comments changed is still the same page). ``fast`` skips trafilatura's
-    fallback extractors (faster, slightly lower recall). A first line that only repeats the
-    page's title is left out, since layouts differ in whether the headline is in the body.
+    out (a page whose comments changed is still the same page). trafilatura runs in its
+    recall-favouring mode (``favor_recall``): an article in an unfamiliar layout keeps its
+    paragraphs rather than being cut to the part the layout's own heuristics trust, and
+    extraction is faster (fewer fallback comparisons); see ``docs/quality.md``. ``fast``
+    skips trafilatura's fallback extractors (faster, slightly lower recall). A first line
+    that only repeats the page's title is left out, since layouts differ in whether the
+    headline is in the body.
     """
     try:
         if isinstance(html, bytes | bytearray | memoryview):
@@ -182,6 +186,7 @@ def extract_text(
             deduplicate=False,
             include_comments=False,
             include_tables=True,
+            favor_recall=True,
             fast=fast,
             with_metadata=False,
             output_format="txt",
