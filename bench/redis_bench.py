@@ -136,14 +136,18 @@ def concurrent_checks(
     shares = [fingerprints[i :: args.clients] for i in range(args.clients)]
     indexes = [RedisIndex(url, key, K) for _ in shares]
     start_line = threading.Barrier(len(shares) + 1)
+    failures: list[BaseException] = []
 
     def work(index: RedisIndex, share: list[int], c: int) -> None:
         start_line.wait()
-        for i in range(0, len(share), args.pipeline):
-            chunk = share[i : i + args.pipeline]
-            index.check_and_insert_many(
-                [(int(fp), f"https://c{c}.example/{i + j}", {}) for j, fp in enumerate(chunk)]
-            )
+        try:
+            for i in range(0, len(share), args.pipeline):
+                chunk = share[i : i + args.pipeline]
+                index.check_and_insert_many(
+                    [(int(fp), f"https://c{c}.example/{i + j}", {}) for j, fp in enumerate(chunk)]
+                )
+        except BaseException as exc:  # said below: a client that failed makes no figure
+            failures.append(exc)
 
     threads = [
         threading.Thread(target=work, args=(index, share, c))
@@ -160,6 +164,8 @@ def concurrent_checks(
     server = script_time(ix, len(fingerprints))
     for index in indexes:
         index.close()
+    if failures:
+        raise RuntimeError(f"a client failed: {failures[0]!r}") from failures[0]
     return len(fingerprints) / elapsed, server
 
 
