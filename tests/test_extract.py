@@ -53,6 +53,32 @@ def test_one_article_in_two_layouts_gives_the_same_fingerprint() -> None:
     assert simhash(a) == simhash(b)
 
 
+def test_extraction_favours_recall() -> None:
+    """trafilatura runs favouring recall, as the README says: on this page (a <header> menu
+    over lines in <div>s) its default mode keeps the menu, and the recall-favouring mode
+    the plugin uses leaves it out."""
+    import trafilatura
+
+    lines = [
+        "The harbour ferry timetable changes on Monday, with two early sailings added",
+        "Residents of the island asked the operator for a later boat on summer weekends",
+        "The operator said the new vessel would carry more bicycles and have a waiting room",
+        "Tickets bought before the change stay valid until the end of the month on every route",
+    ]
+    page = (
+        "<html><head><title>Ferry notice</title></head><body><header>Island council notes on "
+        "lighthouse repairs, fishing quotas and the winter market</header>"
+        + "".join(f"<div>{line}.</div>" for line in lines)
+        + "</body></html>"
+    )
+    options = {"deduplicate": False, "include_comments": False, "output_format": "txt"}
+    assert "Island council" in trafilatura.extract(page, **options)  # the page tells them apart
+    assert "Island council" not in trafilatura.extract(page, favor_recall=True, **options)
+    text = extract_text(page)
+    assert text is not None and "Island council" not in text
+    assert all(line in text for line in lines)
+
+
 def test_bytes_and_str_give_the_same_text() -> None:
     html = article_page(PARAS, "Library network to grow")
     assert extract_text(html.encode("utf-8")) == extract_text(html)
