@@ -892,7 +892,7 @@ class RedisIndex(IndexFace):
         """Batch mode: every pair of stored documents within ``max_distance`` bits, as
         ``(key_a, key_b, distance)`` with ``key_a < key_b``."""
         k = self._query_distance(max_distance)
-        rows = [(fp, ids[i : i + 16]) for fp, ids in self._links() for i in range(0, len(ids), 16)]
+        rows = [(fp, docid) for fp, ids in self._links() for docid in packed_ids(ids)]
         fps = np.array([fp for fp, _ in rows], dtype=np.uint64)
 
         def keys_of(wanted: set[int]) -> dict[int, list[str]]:
@@ -965,8 +965,7 @@ class RedisIndex(IndexFace):
         order = {bytes(d): int(seq) for d, seq in self.client.zscan_iter(self._dseq, count=CHUNK)}
         links = set()
         for kept, ids in self.client.hscan_iter(self._dkept, count=CHUNK):
-            ids = bytes(ids)
-            links.update((bytes(kept), ids[i : i + 16]) for i in range(0, len(ids), 16))
+            links.update((bytes(kept), docid) for docid in packed_ids(bytes(ids)))
         records = self.client.hscan_iter(self._drops, count=CHUNK)
         return drop_problems(
             ((bytes(d), bytes(data)) for d, data in records),
@@ -1058,11 +1057,11 @@ class RedisIndex(IndexFace):
             if doc_id(key) != docid:
                 problems.append(f"document {key!r} is stored under another id")
             ids = linked.get(fingerprint, b"")
-            if not any(ids[i : i + 16] == docid for i in range(0, len(ids), 16)):
+            if docid not in packed_ids(ids):
                 problems.append(f"document {key!r} is not linked to its fingerprint")
         for fingerprint, ids in linked.items():
-            for i in range(0, len(ids), 16):
-                data = self.client.hget(self._docs, ids[i : i + 16])
+            for linked_id in packed_ids(ids):
+                data = self.client.hget(self._docs, linked_id)
                 if data is None or decode_doc(data)[0] != fingerprint:
                     problems.append(f"fingerprint {fingerprint:016x} links a missing document")
         expected = np.array(sorted(linked), dtype=np.uint64)
