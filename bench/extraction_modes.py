@@ -44,28 +44,32 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--passes", type=int, default=3)
     args = parser.parse_args(argv)
+    if args.passes < 1:
+        parser.error("--passes must be at least 1")
     require_corpus()
     import trafilatura
 
     pages = [(p, decode_html(p.raw, p.encoding)) for p in load_pages()]
     groups = sorted({p.group for p, _ in pages})
     seconds = {(g, recall): [] for g in groups for recall in (False, True)}
+    texts: dict[tuple[int, bool], str | None] = {}  # each page's text in each mode
     for n in range(args.passes):
         spent = {key: 0.0 for key in seconds}
         for i, (page, html) in enumerate(pages):
             order = (False, True) if (i + n) % 2 == 0 else (True, False)
             for recall in order:
                 start = time.process_time()
-                trafilatura.extract(html, url=page.url, favor_recall=recall, **OPTIONS)
+                text = trafilatura.extract(html, url=page.url, favor_recall=recall, **OPTIONS)
                 spent[page.group, recall] += time.process_time() - start
+                texts[i, recall] = text
         for key, value in spent.items():
             seconds[key].append(value)
 
     fingerprinter = Fingerprinter(min_words=20)
     changed = {g: [0, 0, 0] for g in groups}  # same text, another but near, another and not
-    for page, html in pages:
-        texts = [trafilatura.extract(html, url=page.url, favor_recall=r, **OPTIONS) for r in (0, 1)]
-        before, after = (_drop_title_line(t, html) if t else None for t in texts)
+    for i, (page, html) in enumerate(pages):
+        extracted = (texts[i, False], texts[i, True])
+        before, after = (_drop_title_line(t, html) if t else None for t in extracted)
         if before == after:
             changed[page.group][0] += 1
             continue
