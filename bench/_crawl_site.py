@@ -212,13 +212,9 @@ class BenchSpider(scrapy.Spider):
         if CONFIG["parse"] == "trafilatura":
             import trafilatura
 
-            text = trafilatura.extract(  # the plugin's options
-                response.text,
-                url=response.url,
-                include_comments=False,
-                deduplicate=False,
-                favor_recall=True,
-            )
+            from scrapy_simhash.text.extract import TRAFILATURA_OPTIONS  # the plugin's options
+
+            text = trafilatura.extract(response.text, url=response.url, **TRAFILATURA_OPTIONS)
             yield {"url": response.url, "text": text}
         else:
             yield {"url": response.url}

@@ -27,17 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import load_pages, require_corpus
 
 from scrapy_simhash import Fingerprinter
-from scrapy_simhash.text.extract import _drop_title_line, decode_html
+from scrapy_simhash.text.extract import TRAFILATURA_OPTIONS, _drop_title_line, decode_html
 from scrapy_simhash.text.signature import DEFAULT_RULE, page_signature
-
-#: The plugin's options besides ``favor_recall`` (``scrapy_simhash.text.extract``).
-OPTIONS = {
-    "deduplicate": False,
-    "include_comments": False,
-    "include_tables": True,
-    "with_metadata": False,
-    "output_format": "txt",
-}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,13 +44,14 @@ def main(argv: list[str] | None = None) -> None:
     groups = sorted({p.group for p, _ in pages})
     seconds = {(g, recall): [] for g in groups for recall in (False, True)}
     texts: dict[tuple[int, bool], str | None] = {}  # each page's text in each mode
+    options = {recall: {**TRAFILATURA_OPTIONS, "favor_recall": recall} for recall in (False, True)}
     for n in range(args.passes):
         spent = {key: 0.0 for key in seconds}
         for i, (page, html) in enumerate(pages):
             order = (False, True) if (i + n) % 2 == 0 else (True, False)
             for recall in order:
                 start = time.process_time()
-                text = trafilatura.extract(html, url=page.url, favor_recall=recall, **OPTIONS)
+                text = trafilatura.extract(html, url=page.url, **options[recall])
                 spent[page.group, recall] += time.process_time() - start
                 texts[i, recall] = text
         for key, value in spent.items():
