@@ -13,14 +13,17 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-from scrapy import Request
+from scrapy import Request, signals
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
 
 import scrapy_simhash.crawl.service as service_module
 from scrapy_simhash.crawl.addon import Addon
 from scrapy_simhash.crawl.middleware import SimhashMiddleware
+from scrapy_simhash.crawl.pages import PageWork
 from scrapy_simhash.crawl.pipeline import SimhashPipeline
+from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.text.extract import extract_text
 
 from .test_scrapy_crawl import (
@@ -603,3 +606,68 @@ async def test_a_page_too_large_to_check_is_never_decoded(site, tmp_path):
     )
     assert large.simhash["simhash/skipped/too_large"] == 11
     assert _WatchedText.read == []
+
+
+@deferred_f_from_coro_f
+async def test_the_expected_size_sizes_a_new_index_and_not_an_existing_one(site, tmp_path):
+    """``SIMHASH_EXPECTED_SIZE`` sizes the tables of a new index: at 50 million pages and
+    k=3, prefixes near log2(5e7) = 25.6 bits, which is 2 leading blocks of 5 (13+13 or 13+12
+    bits), in C(5, 2) = 10 tables, where the default million takes 4 tables of 16-bit
+    prefixes. An existing index keeps its tables whatever the setting says."""
+    big = {**MIDDLEWARE, "SIMHASH_EXPECTED_SIZE": 50_000_000}
+    first = await crawl(big, tmp_path, site)
+    assert first.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
+    path = str(tmp_path / "simhash" / "site")
+    with SimhashIndex(path, readonly=True) as index:
+        assert index.layout.tables == 10
+        assert set(index.layout.prefix_bits) == {25, 26}
+    second = await crawl({**MIDDLEWARE, "SIMHASH_EXPECTED_SIZE": 1_000}, tmp_path, site)
+    assert second.kept == []  # every page found in the index built by the first crawl
+    with SimhashIndex(path, readonly=True) as index:
+        assert index.layout.tables == 10
+    default = await crawl(MIDDLEWARE, tmp_path / "default", site)
+    assert default.simhash == first.simhash
+    with SimhashIndex(str(tmp_path / "default" / "simhash" / "site"), readonly=True) as index:
+        assert index.layout.tables == 4
+        assert set(index.layout.prefix_bits) == {16}
+
+
+@deferred_f_from_coro_f
+async def test_a_page_whose_fingerprinting_raises_is_counted_and_the_crawl_goes_on(
+    site, tmp_path, monkeypatch, caplog
+):
+    """A bug in extraction or fingerprinting (planted here: the page work raises on one
+    article) does not stop the crawl: the page passes undecided, counted in
+    ``simhash/skipped/error``, its traceback logged with its URL; the other pages are decided
+    as before."""
+    broken = site.url("/news/coral-survey.html")  # an article without copies on the site
+    work = PageWork.html
+
+    def html(self, body, url, encoding=None):
+        if url == broken:
+            raise RuntimeError("a planted bug")
+        return work(self, body, url, encoding)
+
+    monkeypatch.setattr(PageWork, "html", html)
+    settings = {**MIDDLEWARE, "SIMHASH_DIR": str(tmp_path / "simhash"), "SIMHASH_WORKERS": 0}
+    crawler = get_crawler(SiteSpider, settings)
+    kept = []
+    crawler.signals.connect(lambda item: kept.append(item), signals.item_scraped, weak=False)
+    await crawler.crawl_async(start_url=site.url("/index.html"), fields=("url", "simhash"))
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert {k: v for k, v in stats.items() if k.startswith("simhash/")} == {
+        "simhash/checked": 10,
+        "simhash/unique": 4,
+        "simhash/duplicate": 6,
+        "simhash/duplicate/distance/0": 6,
+        "simhash/duplicate/by/hamming": 6,
+        "simhash/skipped/error": 1,
+        "simhash/skipped/dont_simhash": 1,
+        "simhash/index/size": 4,
+    }
+    assert [item["url"] for item in kept] == [site.url(path) for path in ARTICLES]
+    assert [item["simhash"] for item in kept if item["url"] == broken] == [None]
+    [failure] = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert failure.getMessage() == f"Simhash failed on {broken}"
+    assert "RuntimeError: a planted bug" in caplog.text
