@@ -7,11 +7,12 @@ import logging
 import pytest
 from scrapy.settings import Settings
 from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
 
 from scrapy_simhash.crawl.config import REDIS_PARAMS, SimhashConfig
 
 from ._redis_server import RedisServer
-from .test_scrapy_crawl import MIDDLEWARE, crawl
+from .test_scrapy_crawl import MIDDLEWARE, SiteSpider, crawl
 
 
 def config(**settings) -> SimhashConfig:
@@ -78,3 +79,23 @@ async def test_the_password_never_reaches_the_log(site, tmp_path, caplog):
         text = caplog.text + repr(result.stats)
         assert "s3cret-pw" not in text
         assert f"Simhash index redis://:***@127.0.0.1:{server.port}/0 pw: 0 entries" in text
+
+
+@deferred_f_from_coro_f
+async def test_redis_params_reach_the_client(site, tmp_path):
+    """A password given in ``SIMHASH_REDIS_PARAMS`` only (not in the URL) opens the index;
+    without it the server refuses, and the crawl does not start."""
+    with RedisServer(tmp_path / "redis") as server, server.client() as client:
+        client.config_set("requirepass", "params-pw")
+        settings = {
+            **MIDDLEWARE,
+            "SIMHASH_REDIS_URL": server.url,
+            "SIMHASH_REDIS_KEY": "params",
+            "SIMHASH_REDIS_PARAMS": {"password": "params-pw"},
+        }
+        result = await crawl(settings, tmp_path, site)
+        assert result.simhash["simhash/unique"] == 5
+        assert client.exists("{params}:meta")
+        crawler = get_crawler(SiteSpider, {**settings, "SIMHASH_REDIS_PARAMS": {}})
+        with pytest.raises(ValueError, match=r"cannot use the Redis server at .*Authentication"):
+            await crawler.crawl_async(start_url=site.url("/index.html"))

@@ -119,6 +119,44 @@ async def test_reset_on_redis_must_name_the_index(site, tmp_path, redis_server, 
     assert paths(site, again.kept) == ARTICLES
 
 
+@pytest.mark.parametrize("flag", ["auto", True])
+@deferred_f_from_coro_f
+async def test_a_crawl_on_the_cluster_decides_as_on_one_server(site, tmp_path, redis_cluster, flag):
+    """On the 3-master cluster, found by asking the server or said by SIMHASH_REDIS_CLUSTER,
+    the crawl keeps and drops what it does on one server; the index is on the cluster."""
+    key = f"crawl:{uuid.uuid4().hex}"
+    settings = {
+        **MIDDLEWARE,
+        **redis_settings(redis_cluster.url, key),
+        "SIMHASH_REDIS_CLUSTER": flag,
+    }
+    result = await crawl(settings, tmp_path, site)
+    assert paths(site, result.kept) == ARTICLES
+    assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
+    with RedisIndex(redis_cluster.url, f"{key}:site", cluster=True) as index:
+        try:
+            assert index.cluster
+            assert sorted(index.keys()) == sorted(site.url(p) for p in ARTICLES)
+        finally:
+            index.drop()
+
+
+@deferred_f_from_coro_f
+async def test_the_cluster_flag_on_a_server_that_is_not_one_stops_the_crawl(
+    site, tmp_path, redis_server, key
+):
+    settings = {
+        **MIDDLEWARE,
+        **redis_settings(redis_server.url, key),
+        "SIMHASH_REDIS_CLUSTER": True,
+    }
+    crawler = get_crawler(SiteSpider, settings)
+    said = r"as a Redis Cluster \(SIMHASH_REDIS_CLUSTER is true\): .*Cluster mode is not enabled"
+    with pytest.raises(ValueError, match=said):
+        await crawler.crawl_async(start_url=site.url("/index.html"))
+    assert crawler.stats.get_value("simhash/checked") is None
+
+
 def _scrapy_crawl(tmp_path, name: str, *args: str) -> subprocess.Popen:
     out = tmp_path / f"{name}.jsonl"
     command = [sys.executable, "-m", "scrapy", "crawl", "news", "-O", str(out), *args]

@@ -200,7 +200,7 @@ def open_redis_index(config: SimhashConfig, spider: str) -> RedisIndex:
             f"{key!r}: nothing was reset. Set SIMHASH_RESET = {key!r} to empty it"
         )
     try:
-        import redis  # noqa: F401
+        from redis.exceptions import RedisClusterException
     except ImportError:
         raise ValueError(
             "SIMHASH_REDIS_URL needs redis-py: pip install 'scrapy-simhash[redis]'"
@@ -230,6 +230,9 @@ def open_redis_index(config: SimhashConfig, spider: str) -> RedisIndex:
         problem = f"SIMHASH_REDIS_URL: {exc}"
     except redis_errors() as exc:
         problem = f"SIMHASH_REDIS_URL: cannot use the Redis server at {url}: {exc}"
+    except RedisClusterException as exc:  # not a cluster, or none of its nodes answers
+        said = "SIMHASH_REDIS_CLUSTER is true" if config.redis_cluster else "detected"
+        problem = f"SIMHASH_REDIS_URL: cannot use {url} as a Redis Cluster ({said}): {exc}"
     if problem is not None:
         if index is not None:
             index.close()
