@@ -926,3 +926,41 @@ def test_verify_says_a_checker_that_failed_without_a_signal(tmp_path, monkeypatc
     # the last line of what it wrote, as text (which line depends on the Python version)
     assert problem.startswith("cannot be read: ") and not problem.startswith("cannot be read: b")
     assert len(problem) > len("cannot be read: ")
+
+
+def test_an_unexpected_error_is_one_line_and_debug_adds_its_traceback(
+    capsys, caplog, monkeypatch, index_path
+):
+    """A bug (planted: ``info`` raises) exits 1 with one line naming the exception, and a
+    hint; with ``--debug`` the traceback is logged too, without the hint."""
+    import scrapy_simhash.cli.commands as commands
+
+    def broken(args, out):
+        raise RuntimeError("a planted bug")
+
+    monkeypatch.setattr(commands, "cmd_info", broken)
+    code, out, err = run(capsys, "info", index_path)
+    assert (code, out) == (1, "")
+    assert err == (
+        "scrapy-simhash: error: unexpected RuntimeError: a planted bug"
+        " (run with --debug for the traceback)\n"
+    )
+    assert not [r for r in caplog.records if r.exc_info]
+    code = main(["--debug", "info", index_path])
+    _, err = capsys.readouterr()
+    assert code == 1
+    assert err.endswith("scrapy-simhash: error: unexpected RuntimeError: a planted bug\n")
+    [logged] = [r for r in caplog.records if r.exc_info]
+    assert logged.getMessage() == "unexpected error"
+    assert "RuntimeError: a planted bug" in caplog.text
+
+
+def test_debug_lets_the_libraries_log(tmp_path):
+    """Library log lines (trafilatura's, here) reach stderr with ``--debug`` only."""
+    page = str(SITE / "news" / "bike-lanes.html")
+    quiet = _subprocess(["-m", "scrapy_simhash", "fingerprint", "--html", page])
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+    loud = _subprocess(["-m", "scrapy_simhash", "--debug", "fingerprint", "--html", page])
+    assert loud.returncode == 0
+    assert loud.stdout == quiet.stdout
+    assert re.search(r"^trafilatura\.\S+ DEBUG: ", loud.stderr, re.MULTILINE)
