@@ -264,3 +264,26 @@ def test_counts_links_groups_and_bounds_at_their_edges(capsys, index_path, tmp_p
     }
     assert facts["groups within"] == "1"
     assert "urn:archive:story" not in narrow.get_element_by_id("groups").text_content()
+
+
+def test_the_report_gives_the_time_range_of_entries_and_drops(capsys, tmp_path):
+    """The oldest and newest entries and the first and last drops, by their times, not by
+    the order they were written in (the later of each pair is written first)."""
+    path = str(tmp_path / "times")
+    day = 86_400.0
+    with SimhashIndex(path, drop_records=10) as ix:
+        ix.insert(B, "https://a.example/later", seen=1_700_000_000.0 + day)
+        ix.insert(A, "https://a.example/earlier", seen=1_700_000_000.0)
+        ix.check_and_insert(flip(B, 1), "https://b.example/later", seen=1_700_000_000.0 + 25 * 3600)
+        ix.check_and_insert(flip(A, 1), "https://b.example/earlier", seen=1_700_000_500.0)
+    page = make(capsys, path, tmp_path / "report.html")
+    facts = {
+        r.findtext("th"): r.findtext("td") for r in page.cssselect("tr") if r.find("th") is not None
+    }
+    named = ("oldest entry", "newest entry", "first drop recorded", "last drop recorded")
+    assert [facts[name] for name in named] == [
+        "2023-11-14T22:13:20Z",  # 1_700_000_000 seconds after 1970-01-01T00:00:00Z
+        "2023-11-15T22:13:20Z",  # a day later
+        "2023-11-14T22:21:40Z",  # 500 seconds after the first
+        "2023-11-15T23:13:20Z",  # 25 hours after the first
+    ]
