@@ -7,6 +7,7 @@ import shutil
 import struct
 import subprocess
 import zlib
+from datetime import datetime, timezone
 from pathlib import Path
 
 import lxml.html
@@ -14,7 +15,7 @@ import pytest
 
 from scrapy_simhash.cli import main
 from scrapy_simhash.cli import report as report_module
-from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.index import FORMAT_VERSION, SimhashIndex
 from tests.test_index import flip
 
 A = 0x0123456789ABCDEF
@@ -268,7 +269,8 @@ def test_counts_links_groups_and_bounds_at_their_edges(capsys, index_path, tmp_p
 
 def test_the_report_gives_the_time_range_of_entries_and_drops(capsys, tmp_path):
     """The oldest and newest entries and the first and last drops, by their times, not by
-    the order they were written in (the later of each pair is written first)."""
+    the order they were written in (the later of each pair is written first); when the
+    report was made; the index's format."""
     path = str(tmp_path / "times")
     day = 86_400.0
     with SimhashIndex(path, drop_records=10) as ix:
@@ -276,10 +278,15 @@ def test_the_report_gives_the_time_range_of_entries_and_drops(capsys, tmp_path):
         ix.insert(A, "https://a.example/earlier", seen=1_700_000_000.0)
         ix.check_and_insert(flip(B, 1), "https://b.example/later", seen=1_700_000_000.0 + 25 * 3600)
         ix.check_and_insert(flip(A, 1), "https://b.example/earlier", seen=1_700_000_500.0)
+    before = datetime.now(timezone.utc).replace(microsecond=0)
     page = make(capsys, path, tmp_path / "report.html")
+    after = datetime.now(timezone.utc)
+    made = page.xpath("//header/p/text()")[0].removeprefix("scrapy-simhash report, made ")
+    assert before <= datetime.strptime(made, "%Y-%m-%dT%H:%M:%S%z") <= after
     facts = {
         r.findtext("th"): r.findtext("td") for r in page.cssselect("tr") if r.find("th") is not None
     }
+    assert facts["index format"] == str(FORMAT_VERSION)
     named = ("oldest entry", "newest entry", "first drop recorded", "last drop recorded")
     assert [facts[name] for name in named] == [
         "2023-11-14T22:13:20Z",  # 1_700_000_000 seconds after 1970-01-01T00:00:00Z
