@@ -239,7 +239,8 @@ def test_counts_links_groups_and_bounds_at_their_edges(capsys, index_path, tmp_p
         # 1 bit from the other story: a second drop at distance 1, from a dry run
         ix.check_and_insert(flip(B, 5), "http://c.example/other-copy", dry_run=True, run="r2")
         ix.insert(flip(A, 40, 41), "urn:archive:story")  # stored 2 bits from the story
-    limits = {**report_module.LIMITS, "site_pairs": 2}  # b->a and c->a: exactly the bound
+    # b->a and c->a, and the two stories' groups: exactly the bounds
+    limits = {**report_module.LIMITS, "site_pairs": 2, "groups": 2}
     monkeypatch.setattr(report_module, "LIMITS", limits)
     page = make(capsys, index_path, tmp_path / "report.html")
     assert page.findtext(".//h1") == f"Near duplicates in {index_path}"
@@ -254,6 +255,9 @@ def test_counts_links_groups_and_bounds_at_their_edges(capsys, index_path, tmp_p
     kept = [(cells(r)[0], r.findtext(".//a")) for r in group.cssselect("tr")[1:3]]
     assert kept == [("kept", "https://a.example/story"), ("kept", None)]  # the urn: as text
     assert "urn:archive:story" in group.text_content()
+    rows = {r.findtext(".//a"): cells(r)[0] for r in page.cssselect("#groups tr") if cells(r)}
+    assert rows["http://c.example/other-copy"] == "dropped (dry run)"
+    assert rows["https://b.example/other"] == "dropped"
     links = [a.get("href") for a in page.cssselect("#groups a")]
     assert "http://c.example/other-copy" in links and "urn:archive:story" not in links
     # Within 1 bit the urn page is no longer in the story's group.
