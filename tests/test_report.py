@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import struct
@@ -20,6 +21,7 @@ from tests.test_index import flip
 
 A = 0x0123456789ABCDEF
 B = 0xFEDCBA9876543210
+QUOTED = 'https://c.example/x" onclick="alert(1)'
 HOSTILE = 'Breaking </script><script>document.title="owned"</script> & <b>news</b>'
 
 
@@ -298,3 +300,97 @@ def test_the_report_gives_the_time_range_of_entries_and_drops(capsys, tmp_path):
         "2023-11-14T22:21:40Z",  # 500 seconds after the first
         "2023-11-15T23:13:20Z",  # 25 hours after the first
     ]
+
+
+def stray_text(page: lxml.html.HtmlElement) -> list[str]:
+    """Text where the report puts none: between the rows of a table, the cards, the shapes of
+    a chart, the parts of a section."""
+    holders = "//table|//tr|//svg|//*[@class='cards']|//section"
+    found = []
+    for holder in page.xpath(holders):
+        if (holder.text or "").strip() and holder.tag in ("table", "tr", "svg"):
+            found.append(holder.text)
+        found += [child.tail for child in holder if (child.tail or "").strip()]
+    return found
+
+
+def test_the_report_draws_its_charts_to_scale(capsys, tmp_path):
+    """Bars as long as their counts are large, on one baseline, inside their chart, each
+    count centred above its bar and each distance below it; headers on every table; no
+    stray text anywhere between the parts of the page."""
+    path = str(tmp_path / "index")
+    with SimhashIndex(path, drop_records=100) as ix:
+        ix.insert(A, "https://a.example/story")
+        ix.insert(B, "https://d.example/other")
+        copies = [(A, "b", (1,)), (A, "b", (1, 2)), (A, "b", (3,)), (A, "b", (4, 5))]
+        copies += [(A, "b", ()), (B, "c", (1, 2, 3)), (A, "c", (9,))]
+        for i, (base, host, bits) in enumerate(copies):
+            ix.check_and_insert(flip(base, *bits), f"https://{host}.example/copy-{i}")
+        ix.check_and_insert(flip(B, 4), QUOTED)  # a key that would close its attribute
+    # distances 0, 1, 2, 3: 1, 4, 2, 1 drops; b -> a 5, c -> d 2, c -> a 1
+    page = make(capsys, path, tmp_path / "report.html")
+    assert stray_text(page) == []
+    svg = page.get_element_by_id("distances")
+    bars = svg.xpath("./rect")
+    counts = [int(b.findtext("title").split(": ")[1].split()[0]) for b in bars]
+    assert counts == [1, 4, 2, 1]
+    tallest = max(float(b.get("height")) for b in bars)
+    for bar, n in zip(bars, counts, strict=True):
+        assert abs(float(bar.get("height")) / tallest - n / max(counts)) < 0.01
+    bottoms = {float(b.get("y")) + float(b.get("height")) for b in bars}
+    assert len(bottoms) == 1  # one baseline
+    left = [float(b.get("x")) for b in bars]
+    width = float(bars[0].get("width"))
+    assert left == sorted(left) and left[0] >= 0
+    assert all(b - a >= width for a, b in itertools.pairwise(left))  # no overlap
+    assert left[-1] + width <= float(svg.get("width"))
+    assert max(bottoms) <= float(svg.get("height"))
+    assert min(float(t.get("y")) for t in svg.xpath("./text")) > 0  # the labels, tops in view
+    texts = svg.xpath("./text")
+    for i, (bar, n) in enumerate(zip(bars, counts, strict=True)):
+        centre = float(bar.get("x")) + width / 2
+        at = sorted(float(t.get("y")) for t in texts if float(t.get("x")) == centre)
+        assert len(at) == 2  # the count, above the bar; the distance, below the baseline
+        said = {float(t.get("y")): t.text for t in texts if float(t.get("x")) == centre}
+        assert at[0] < float(bar.get("y")) and said[at[0]] == str(n)
+        assert at[1] > max(bottoms) and said[at[1]] == str(i)
+    axis = texts[-1]
+    assert axis.text == "Hamming distance to the kept page"
+    assert float(axis.get("x")) == float(svg.get("width")) / 2
+    # Who copies whom: bars as long as their counts, the longest inside its box.
+    rows = [r for r in page.cssselect("#sites tr") if cells(r)]
+    assert [cells(r)[:3] for r in rows] == [
+        ["b.example", "a.example", "5"],
+        ["c.example", "d.example", "2"],
+        ["c.example", "a.example", "1"],
+    ]
+    lengths = [float(r.xpath(".//rect")[0].get("width")) for r in rows]
+    boxes = [float(r.xpath(".//svg")[0].get("width")) for r in rows]
+    assert lengths[0] <= boxes[0]
+    assert [round(5 * n / lengths[0], 2) for n in lengths] == [5, 2, 1]
+    headers = [[" ".join(th.text_content().split()) for th in t.xpath(".//th")] for t in
+               page.xpath("//section[@id='sites' or @id='groups']//table")]  # fmt: skip
+    assert headers[0] == ["pages dropped from", "as copies of pages on", "drops", ""]
+    assert headers[1:] == [["", "distance", "page", "time"]] * 2
+    cards = [(c.findtext("b"), c.findtext("span")) for c in page.cssselect(".card")]
+    assert cards[3] == ("0", "crawls with drops")
+    # Pages stored without a title show none; a key with quotes stays in its attribute.
+    kept = [r for r in page.cssselect("#groups tr") if cells(r)[:1] == ["kept"]]
+    assert [r.findtext(".//div") for r in kept] == ["", ""]
+    [link] = [a for a in page.cssselect("#groups a") if "onclick" in a.get("href", "")]
+    assert link.get("href") == QUOTED and link.get("onclick") is None
+
+
+def test_an_index_without_drops_says_so_in_each_section(capsys, tmp_path):
+    path = str(tmp_path / "index")
+    with SimhashIndex(path) as ix:
+        ix.insert(A, "https://a.example/story", title=None)
+        ix.insert(B, "https://b.example/other")
+    page = make(capsys, path, tmp_path / "report.html")
+    assert stray_text(page) == []
+    notes = {
+        section: " ".join(page.get_element_by_id(section).findtext("p").split())
+        for section in ("sites", "groups")
+    }
+    assert notes["sites"] == "No drops recorded."
+    assert notes["groups"].startswith("No near duplicates: no two kept pages are within k")
