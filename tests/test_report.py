@@ -118,7 +118,8 @@ def test_the_report_is_self_contained_and_escapes_what_it_shows(capsys, index_pa
 def test_the_report_bounds_its_lists_and_says_what_it_left_out(
     capsys, index_path, tmp_path, monkeypatch
 ):
-    limits = {**report_module.LIMITS, "groups": 1, "copies": 2, "site_pairs": 1, "urls": 3}
+    defaults = report_module.LIMITS
+    limits = {**defaults, "groups": 1, "copies": 2, "site_pairs": 1, "urls": 3}
     monkeypatch.setattr(report_module, "LIMITS", limits)
     page = make(capsys, index_path, tmp_path / "report.html")
     assert len(page.cssselect("#groups .group")) == 1
@@ -132,6 +133,13 @@ def test_the_report_bounds_its_lists_and_says_what_it_left_out(
         "1 less frequent site pairs",
         "3 URLs from the search box",
     ]
+    # The drops first, then stored pages up to the bound: 4 drops and 1 of the 2 entries.
+    monkeypatch.setattr(report_module, "LIMITS", {**defaults, "urls": 5})
+    page = make(capsys, index_path, tmp_path / "five.html")
+    urls = json.loads(page.get_element_by_id("urls").text)
+    assert [row[0] for row in urls] == ["dropped"] * 4 + ["kept"]
+    notes = [" ".join(li.text_content().split()) for li in page.cssselect("#left-out li")]
+    assert notes == ["1 URLs from the search box"]
 
 
 def test_an_empty_index_gives_a_report_too(capsys, tmp_path):
@@ -241,8 +249,8 @@ def test_counts_links_groups_and_bounds_at_their_edges(capsys, index_path, tmp_p
         # 1 bit from the other story: a second drop at distance 1, from a dry run
         ix.check_and_insert(flip(B, 5), "http://c.example/other-copy", dry_run=True, run="r2")
         ix.insert(flip(A, 40, 41), "urn:archive:story")  # stored 2 bits from the story
-    # b->a and c->a, and the two stories' groups: exactly the bounds
-    limits = {**report_module.LIMITS, "site_pairs": 2, "groups": 2}
+    # b->a and c->a, the two stories' groups, the first one's copies: exactly the bounds
+    limits = {**report_module.LIMITS, "site_pairs": 2, "groups": 2, "copies": 3}
     monkeypatch.setattr(report_module, "LIMITS", limits)
     page = make(capsys, index_path, tmp_path / "report.html")
     assert page.findtext(".//h1") == f"Near duplicates in {index_path}"
