@@ -102,6 +102,9 @@ def test_the_report_holds_totals_sites_distances_groups_and_urls(capsys, index_p
 
 
 def test_the_report_is_self_contained_and_escapes_what_it_shows(capsys, index_path, tmp_path):
+    key = 'https://e.example/?a=1&b=</script><script>document.title="owned"</script>'
+    with SimhashIndex(index_path, drop_records=100) as ix:
+        ix.check_and_insert(flip(B, 9), key)  # a copy whose URL would end the data's script
     out = tmp_path / "report.html"
     page = make(capsys, index_path, out)
     text = out.read_text("utf-8")
@@ -113,6 +116,8 @@ def test_the_report_is_self_contained_and_escapes_what_it_shows(capsys, index_pa
     assert HOSTILE in page.text_content()
     assert page.findtext(".//title").startswith("scrapy-simhash report")
     assert "<b>news</b>" not in text and "</script><script>" not in text
+    # The search box's data holds the URL as it is, inside its own script element.
+    assert [row[1] for row in json.loads(page.get_element_by_id("urls").text)].count(key) == 1
 
 
 def test_the_report_bounds_its_lists_and_says_what_it_left_out(
@@ -265,6 +270,11 @@ def test_counts_links_groups_and_bounds_at_their_edges(capsys, index_path, tmp_p
     kept = [(cells(r)[0], r.findtext(".//a")) for r in group.cssselect("tr")[1:3]]
     assert kept == [("kept", "https://a.example/story"), ("kept", None)]  # the urn: as text
     assert "urn:archive:story" in group.text_content()
+    # A group of several kept pages says which one each copy duplicates; one of one does not.
+    notes = [r.findtext(".//div") for r in group.cssselect("tr") if cells(r)[:1] == ["dropped"]]
+    assert notes and all(n.endswith(" · duplicate of https://a.example/story") for n in notes)
+    other = page.cssselect("#groups .group")[1]
+    assert [r for r in other.cssselect("tr") if "duplicate of" in r.text_content()] == []
     rows = {r.findtext(".//a"): cells(r)[0] for r in page.cssselect("#groups tr") if cells(r)}
     assert rows["http://c.example/other-copy"] == "dropped (dry run)"
     assert rows["https://b.example/other"] == "dropped"
@@ -297,9 +307,17 @@ def test_the_report_gives_the_time_range_of_entries_and_drops(capsys, tmp_path):
     after = datetime.now(timezone.utc)
     made = page.xpath("//header/p/text()")[0].removeprefix("scrapy-simhash report, made ")
     assert before <= datetime.strptime(made, "%Y-%m-%dT%H:%M:%S%z") <= after
-    facts = {
-        r.findtext("th"): r.findtext("td") for r in page.cssselect("tr") if r.find("th") is not None
-    }
+    facts = {r.findtext("th"): r.findtext("td") for r in page.cssselect("#totals tr")}
+    assert list(facts) == [
+        "k (the Hamming rule's largest distance)",
+        "groups within",
+        "drops in dry runs",
+        "oldest entry",
+        "newest entry",
+        "first drop recorded",
+        "last drop recorded",
+        "index format",
+    ]
     assert facts["index format"] == str(FORMAT_VERSION)
     named = ("oldest entry", "newest entry", "first drop recorded", "last drop recorded")
     assert [facts[name] for name in named] == [
@@ -308,12 +326,20 @@ def test_the_report_gives_the_time_range_of_entries_and_drops(capsys, tmp_path):
         "2023-11-14T22:21:40Z",  # 500 seconds after the first
         "2023-11-15T23:13:20Z",  # 25 hours after the first
     ]
+    # In the groups, each kept page with its time and each copy with the time of its drop.
+    times = [(r.findtext(".//a"), cells(r)[3]) for r in page.cssselect("#groups tr") if cells(r)]
+    assert sorted(times) == [
+        ("https://a.example/earlier", "2023-11-14T22:13:20Z"),
+        ("https://a.example/later", "2023-11-15T22:13:20Z"),
+        ("https://b.example/earlier", "2023-11-14T22:21:40Z"),
+        ("https://b.example/later", "2023-11-15T23:13:20Z"),
+    ]
 
 
 def stray_text(page: lxml.html.HtmlElement) -> list[str]:
     """Text where the report puts none: between the rows of a table, the cards, the shapes of
     a chart, the parts of a section."""
-    holders = "//table|//tr|//svg|//*[@class='cards']|//section"
+    holders = "//table|//tr|//svg|//*[@class='cards']|//section|//main"
     found = []
     for holder in page.xpath(holders):
         if (holder.text or "").strip() and holder.tag in ("table", "tr", "svg"):
