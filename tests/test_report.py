@@ -259,6 +259,7 @@ def test_counts_links_groups_and_bounds_at_their_edges(capsys, index_path, tmp_p
     monkeypatch.setattr(report_module, "LIMITS", limits)
     page = make(capsys, index_path, tmp_path / "report.html")
     assert page.findtext(".//h1") == f"Near duplicates in {index_path}"
+    assert page.findtext(".//title") == f"scrapy-simhash report: {index_path}"
     bars = [b.findtext("title") for b in page.cssselect("#distances rect")]
     assert bars[:2] == ["distance 0: 1 drops", "distance 1: 2 drops"]
     facts = {
