@@ -385,6 +385,30 @@ def test_explain_of_a_copy_whose_kept_page_is_gone_says_so(capsys, tmp_path):
     assert what == "duplicate of a page no longer stored at distance 1"
 
 
+def test_explain_says_which_rule_dropped_a_copy(capsys, tmp_path):
+    """A copy found by its sentences is said to be, with its (large) Hamming distance; one
+    found by its fingerprint is not."""
+    path = str(tmp_path / "ix")
+    original = PageSignature(C, tuple(range(1, 9)), 900, 0, 0)
+    moved = PageSignature(flip(C, *range(20)), (1, 2, 3, 4, 5, 40, 41, 42), 800, 0, 0)
+    with SimhashIndex(path, drop_records=10) as ix:
+        ix.insert(original, "https://a.example/story")
+        assert ix.check_and_insert(moved, "https://b.example/moved").rule == "sentences"
+        near = PageSignature(flip(C, 1), tuple(range(1, 9)), 900, 0, 0)
+        assert ix.check_and_insert(near, "https://c.example/copy").rule == "hamming"
+    said = {}
+    for url in ("https://b.example/moved", "https://c.example/copy"):
+        code, out, _ = cli(capsys, "explain", path, url)
+        assert code == 0
+        said[url] = dict(line.split(": ", 1) for line in out.splitlines())["dropped"]
+    assert said["https://b.example/moved"].split(": ", 1)[1] == (
+        "duplicate of https://a.example/story at distance 20, by the sentence rule"
+    )
+    assert said["https://c.example/copy"].split(": ", 1)[1] == (
+        "duplicate of https://a.example/story at distance 1"
+    )
+
+
 def test_explain_of_a_kept_url_lists_its_dropped_copies(capsys, crawled):
     code, out, _ = cli(capsys, "explain", crawled, "https://a.example/story", "--json")
     obj = json.loads(out)
