@@ -428,6 +428,23 @@ def test_remove_older_than(capsys, index_path):
     assert run_json(capsys, "lookup", index_path, f"{A:016x}") == []
 
 
+def test_remove_older_than_counts_days_of_86400_seconds_and_takes_zero(capsys, tmp_path):
+    """An entry 10 s older than 30 days is removed by ``--older-than 30``, one a minute newer
+    is not (a day of one second more would keep the first); ``--older-than 0`` removes every
+    entry seen before the command."""
+    path = str(tmp_path / "index")
+    now = time.time()
+    with SimhashIndex(path) as index:
+        index.insert(A, "https://example.com/old", seen=now - 30 * 86400 - 10)
+        index.insert(B, "https://example.com/recent", seen=now - 30 * 86400 + 60)
+    obj = run_json(capsys, "remove", path, "--older-than", "30")
+    assert isinstance(obj, dict)
+    assert (obj["removed"], obj["left"]) == (["https://example.com/old"], 1)
+    obj = run_json(capsys, "remove", path, "--older-than", "0")
+    assert isinstance(obj, dict)
+    assert (obj["removed"], obj["left"]) == (["https://example.com/recent"], 0)
+
+
 def test_remove_usage(capsys, index_path):
     code, _, err = run(capsys, "remove", index_path)
     assert code == 2

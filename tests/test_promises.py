@@ -671,3 +671,12 @@ async def test_a_page_whose_fingerprinting_raises_is_counted_and_the_crawl_goes_
     [failure] = [r for r in caplog.records if r.levelname == "ERROR"]
     assert failure.getMessage() == f"Simhash failed on {broken}"
     assert "RuntimeError: a planted bug" in caplog.text
+
+
+def test_the_key_of_an_item_without_url_is_a_stable_hash_of_its_html():
+    """Such keys are stored: the same HTML gives the same key in every crawl, process and
+    version (golden values, BLAKE2b of 16 bytes), as bytes or decoded, and HTML holding a
+    lone surrogate (text decoded with ``surrogateescape``) is keyed too."""
+    assert service_module.digest(b"<p>a page</p>") == "b5a4687575320443f7bb94a8ef3bc197"
+    assert service_module.digest("<p>a page</p>") == "b5a4687575320443f7bb94a8ef3bc197"
+    assert service_module.digest("<p>\udce9</p>") == "c7d58dba93c4009484948d54e2553196"
