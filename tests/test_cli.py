@@ -410,6 +410,8 @@ def test_remove_older_than(capsys, index_path):
     obj = run_json(capsys, "remove", index_path, "--older-than", "15", "--dry-run")
     assert isinstance(obj, dict)
     assert (obj["count"], obj["left"]) == (3, 8)
+    code, out, _ = run(capsys, "remove", index_path, "--older-than", "15", "--dry-run")
+    assert (code, out) == (0, "would remove: 3 entries, 8 left\n")
     assert len(_stored(capsys, index_path)) == 8
     obj = run_json(capsys, "remove", index_path, "--older-than", "15")
     assert isinstance(obj, dict)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import shutil
 import struct
 import subprocess
+import sys
 import zlib
 from datetime import datetime, timezone
 from pathlib import Path
@@ -429,3 +431,32 @@ def test_an_index_without_drops_says_so_in_each_section(capsys, tmp_path):
     }
     assert notes["sites"] == "No drops recorded."
     assert notes["groups"].startswith("No near duplicates: no two kept pages are within k")
+
+
+def test_the_report_goes_to_stdout_with_a_dash_and_takes_k_0(capsys, index_path, tmp_path):
+    code = main(["report", index_path, "-o", "-", "-k", "0"])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    page = lxml.html.fromstring(out)
+    assert page.findtext(".//h1") == f"Near duplicates in {index_path}"
+    facts = {r.findtext("th"): r.findtext("td") for r in page.cssselect("#totals tr")}
+    assert facts["groups within"] == "0"
+    assert not (tmp_path / "-").exists()
+
+
+def test_the_report_is_utf8_whatever_the_locale(index_path, tmp_path):
+    """Written as UTF-8 (as its meta tag says) under an ASCII locale too, where a file opened
+    with the locale's encoding could not hold its titles."""
+    title = "新闻：同一篇文章"
+    with SimhashIndex(index_path, drop_records=100) as ix:
+        ix.insert(0x0F0F0F0F0F0F0F0F, "https://zh.example/news", title=title)
+        ix.check_and_insert(0x0F0F0F0F0F0F0F0E, "https://zh.example/copy", title=title)
+    out = tmp_path / "report.html"
+    root = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0"}
+    env |= {"PYTHONUTF8": "0", "PYTHONPATH": root}
+    argv = [sys.executable, "-m", "scrapy_simhash", "report", index_path, "-o", str(out)]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    page = lxml.html.fromstring(out.read_bytes().decode("utf-8"))
+    assert title in page.get_element_by_id("groups").text_content()
