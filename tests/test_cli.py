@@ -26,6 +26,7 @@ from scrapy_simhash.index import FORMAT_VERSION, SimhashIndex
 from scrapy_simhash.index.storage import META
 from scrapy_simhash.text.extract import extract_text
 from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION, Fingerprinter
+from scrapy_simhash.text.signature import page_signature
 from tests.test_scrapy_crawl import ARTICLES, COPIES, SiteSpider  # the loopback site's crawl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -365,6 +366,40 @@ def test_fingerprint_files(capsys, files):
     ]
 
 
+PRICED = (
+    ARTICLE + " A single crossing will cost 4.50 euros, a return 8.20 euros, and a car 32.00 "
+    "euros each way; the season pass stays at 145.00 euros."
+)
+
+
+def test_fingerprint_counts_numbers_and_reads_bad_utf8(capsys, tmp_path):
+    """``fingerprint`` computes what a crawl does (numbers as features, the default), and a
+    text file with bytes that are not UTF-8 is read with them replaced, not refused."""
+    priced = tmp_path / "priced.txt"
+    priced.write_text(PRICED, encoding="utf-8")
+    assert Fingerprinter(numbers=False).fingerprint(PRICED) != _fp(PRICED)  # numbers count
+    broken = tmp_path / "broken.txt"
+    broken.write_bytes(ARTICLE.encode("utf-8").replace(b"ferry", b"f\xe9rry"))
+    replaced = ARTICLE.replace("ferry", "f\ufffdrry")
+    rows = run_json(capsys, "fingerprint", str(priced), str(broken))
+    assert isinstance(rows, list)
+    assert [row["fingerprint"] for row in rows] == [f"{_fp(PRICED):016x}", f"{_fp(replaced):016x}"]
+
+
+def test_lookup_of_a_file_signs_it_as_the_index_was_signed(capsys, tmp_path):
+    """On an index built without numbers as features, ``lookup --text`` signs the file
+    without them too, and finds the page stored from the same text at distance 0."""
+    path = str(tmp_path / "index")
+    signature = page_signature(PRICED, Fingerprinter(numbers=False))
+    assert signature is not None
+    with SimhashIndex(path, numbers=False) as index:
+        index.insert(signature, "https://example.com/fares")
+    priced = tmp_path / "priced.txt"
+    priced.write_text(PRICED, encoding="utf-8")
+    rows = run_json(capsys, "lookup", path, "--text", str(priced))
+    assert urls(rows) == [(0, "https://example.com/fares")]
+
+
 def test_fingerprint_html_without_text(capsys, tmp_path):
     empty = tmp_path / "empty.html"
     empty.write_text("<html><body></body></html>", encoding="utf-8")
@@ -396,12 +431,11 @@ def test_remove_by_url(capsys, index_path):
         "drop_records_left": 0,
     }
     assert "https://example.com/a-amp" not in _stored(capsys, index_path)
-    code, out, err = run(
-        capsys, "remove", index_path, "--url", "https://example.com/c", "--url", "https://x/y"
-    )
+    argv = ["--url", "https://example.com/c", "--url", "https://x/y", "--url", "https://x/z"]
+    code, out, err = run(capsys, "remove", index_path, *argv)
     assert code == 1
     assert out == "removed: 1 entries, 6 left\n"
-    assert err == f"scrapy-simhash: error: no entry for https://x/y in {index_path}\n"
+    assert err == f"scrapy-simhash: error: no entry for https://x/y, https://x/z in {index_path}\n"
     code, _, _ = run(capsys, "verify", index_path)
     assert code == 0
 
