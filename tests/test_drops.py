@@ -409,6 +409,33 @@ def test_explain_says_which_rule_dropped_a_copy(capsys, tmp_path):
     )
 
 
+def test_explain_of_a_kept_url_in_full(capsys, tmp_path):
+    """The whole table output: the page, then its stored neighbours and its dropped copies,
+    each list after a blank line; a drop's JSON names its rule."""
+    path = str(tmp_path / "ix")
+    with SimhashIndex(path, drop_records=10) as ix:
+        ix.insert(A, "https://a.example/story", seen=1_700_000_000.0)
+        ix.insert(flip(A, 0, 1), "https://b.example/mirror", seen=1_700_000_100.0)
+        ix.check_and_insert(flip(A, 40), "https://c.example/copy", seen=1_700_000_200.0)
+    code, out, _ = cli(capsys, "explain", path, "https://a.example/story")
+    assert code == 0
+    assert out.splitlines() == [
+        "url:            https://a.example/story",
+        "fingerprint:    0123456789abcdef",
+        "seen:           2023-11-14T22:13:20Z",  # 1_700_000_000 s after the epoch
+        "within k:       1 other stored page(s) within 3 bits",
+        "dropped copies: 1 page(s) dropped as its near duplicates",
+        "",
+        "DISTANCE  FINGERPRINT       SEEN                  URL",
+        "2         0123456789abcdec  2023-11-14T22:15:00Z  https://b.example/mirror",
+        "",
+        "DISTANCE  FINGERPRINT       DROPPED               URL",
+        "1         0123446789abcdef  2023-11-14T22:16:40Z  https://c.example/copy",
+    ]
+    code, out, _ = cli(capsys, "explain", path, "https://c.example/copy", "--json")
+    assert (code, json.loads(out)["rule"]) == (0, "hamming")
+
+
 def test_explain_of_a_kept_url_lists_its_dropped_copies(capsys, crawled):
     code, out, _ = cli(capsys, "explain", crawled, "https://a.example/story", "--json")
     obj = json.loads(out)
