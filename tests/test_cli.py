@@ -388,7 +388,8 @@ def test_fingerprint_counts_numbers_and_reads_bad_utf8(capsys, tmp_path):
 
 def test_lookup_of_a_file_signs_it_as_the_index_was_signed(capsys, tmp_path):
     """On an index built without numbers as features, ``lookup --text`` signs the file
-    without them too, and finds the page stored from the same text at distance 0."""
+    without them too, and finds the page stored from the same text at distance 0; on one
+    built with them, with them."""
     path = str(tmp_path / "index")
     signature = page_signature(PRICED, Fingerprinter(numbers=False))
     assert signature is not None
@@ -397,6 +398,12 @@ def test_lookup_of_a_file_signs_it_as_the_index_was_signed(capsys, tmp_path):
     priced = tmp_path / "priced.txt"
     priced.write_text(PRICED, encoding="utf-8")
     rows = run_json(capsys, "lookup", path, "--text", str(priced))
+    assert urls(rows) == [(0, "https://example.com/fares")]
+    # and on an index with numbers as features (the default), with them
+    default = str(tmp_path / "default")
+    with SimhashIndex(default) as index:
+        index.insert(page_signature(PRICED), "https://example.com/fares")
+    rows = run_json(capsys, "lookup", default, "--text", str(priced))
     assert urls(rows) == [(0, "https://example.com/fares")]
 
 
