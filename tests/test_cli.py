@@ -201,6 +201,8 @@ def test_lookup_table_and_k(capsys, index_path):
         f"0         0123456789abcdef  {_iso(NOW - 40 * DAY)}  https://example.com/a",
         f"1         0123456789abcdee  {_iso(NOW - 30 * DAY)}  https://example.com/a-print",
     ]
+    rows = run_json(capsys, "lookup", index_path, f"{A:016x}", "-k", "3")  # the index's k
+    assert [distance for distance, _ in urls(rows)] == [0, 1, 3]
 
 
 def _iso(seen: float) -> str:
