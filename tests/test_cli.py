@@ -308,6 +308,19 @@ def test_dump_formats_agree(capsys, index_path):
     assert table[1:] == [f"{r['fingerprint']}  {r['seen']}  {r['url']}" for r in rows]
 
 
+def test_json_output_keeps_text_readable(capsys, tmp_path):
+    """Titles and URLs in other scripts are written as they are in ``--json`` and
+    ``--jsonl`` (not as \\u escapes): the output is UTF-8 JSON a person can read."""
+    path = str(tmp_path / "index")
+    with SimhashIndex(path) as index:
+        index.insert(A, "https://zh.example/新闻", title="同一篇文章")
+    for fmt in ("--json", "--jsonl"):
+        code, out, _ = run(capsys, "dump", path, fmt)
+        assert code == 0 and "https://zh.example/新闻" in out
+        code, out, _ = run(capsys, "lookup", path, f"{A:016x}", fmt)
+        assert code == 0 and "https://zh.example/新闻" in out
+
+
 def test_clusters(capsys, index_path):
     groups = run_json(capsys, "clusters", index_path)
     assert groups == [
