@@ -310,13 +310,17 @@ def test_dump_formats_agree(capsys, index_path):
 
 def test_json_output_keeps_text_readable(capsys, tmp_path):
     """Titles and URLs in other scripts are written as they are in ``--json`` and
-    ``--jsonl`` (not as \\u escapes): the output is UTF-8 JSON a person can read."""
+    ``--jsonl`` (not as \\u escapes): the output is UTF-8 JSON a person can read. A dumped
+    entry carries its record's other fields."""
     path = str(tmp_path / "index")
     with SimhashIndex(path) as index:
         index.insert(A, "https://zh.example/新闻", title="同一篇文章")
     for fmt in ("--json", "--jsonl"):
         code, out, _ = run(capsys, "dump", path, fmt)
         assert code == 0 and "https://zh.example/新闻" in out
+        first = json.loads(out.splitlines()[0] if fmt == "--jsonl" else out)
+        row = first if fmt == "--jsonl" else first[0]
+        assert row["record"] == {"title": "同一篇文章"}  # the record's fields besides seen
         code, out, _ = run(capsys, "lookup", path, f"{A:016x}", fmt)
         assert code == 0 and "https://zh.example/新闻" in out
 
