@@ -981,6 +981,8 @@ def test_empty_index(capsys, tmp_path):
     assert code == 0
     assert re.search(r"^map used: +[0-9.]+ KiB of [0-9.]+ [GT]iB \(<0\.01%\)$", out, re.MULTILINE)
     assert re.search(r"^oldest: +-$", out, re.MULTILINE)
+    expected = f"{info['expected_candidates_per_probe']:.3g} expected for random fingerprints"
+    assert re.search(rf"^candidates/probe: +{re.escape(expected)}$", out, re.MULTILINE)
     assert run_json(capsys, "dump", path) == []
     assert run_json(capsys, "clusters", path) == []
     assert run(capsys, "verify", path) == (
