@@ -132,8 +132,26 @@ def test_info_table(capsys, index_path):
     assert lines["numbers"].strip() == "features"
     assert lines["format version"].strip() == str(FORMAT_VERSION)
     assert "measured on 8 entries" in lines["candidates/probe"]
-    assert lines["oldest"].strip().endswith("https://example.com/a")
-    assert lines["newest"].strip().endswith("https://example.com/c")
+    assert lines["oldest"].strip() == f"{_iso(NOW - 40 * DAY)}  https://example.com/a"
+    assert lines["newest"].strip() == f"{_iso(NOW - 1 * DAY)}  https://example.com/c"
+
+
+def test_info_sizes_in_binary_units():
+    """The sizes ``info`` shows: bytes below 1 KiB, then KiB, MiB, GiB and TiB to a tenth,
+    TiB however large."""
+    from scrapy_simhash.cli.commands import _size
+
+    sizes = [0, 1023, 1024, 1536, 5 << 20, (3 << 30) - 1, 1 << 40, 1 << 50]
+    assert [_size(n) for n in sizes] == [
+        "0 B",
+        "1,023 B",
+        "1.0 KiB",
+        "1.5 KiB",
+        "5.0 MiB",
+        "3.0 GiB",
+        "1.0 TiB",
+        "1024.0 TiB",
+    ]
 
 
 def test_info_shows_the_recent_tables_and_a_merge_in_progress(capsys, tmp_path, monkeypatch):
