@@ -326,6 +326,21 @@ def test_dump_formats_agree(capsys, index_path):
     assert table[1:] == [f"{r['fingerprint']}  {r['seen']}  {r['url']}" for r in rows]
 
 
+def test_times_are_utc_whatever_the_local_time_zone(capsys, index_path, monkeypatch):
+    """Times are written in UTC (their ``Z`` says so) on a machine set to another zone."""
+    monkeypatch.setenv("TZ", "CST-8")  # POSIX form: UTC+8, no time zone database needed
+    time.tzset()
+    try:
+        assert time.localtime(0).tm_hour == 8  # the zone is in effect
+        rows = run_json(capsys, "dump", index_path)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert isinstance(rows, list)
+    seen = {row["url"]: row["seen"] for row in rows}
+    assert seen["https://example.com/a"] == _iso(NOW - 40 * DAY)  # time.gmtime: UTC
+
+
 def test_json_output_keeps_text_readable(capsys, tmp_path):
     """Titles and URLs in other scripts are written as they are in ``--json`` and
     ``--jsonl`` (not as \\u escapes): the output is UTF-8 JSON a person can read. A dumped
