@@ -183,6 +183,8 @@ def test_info_json(capsys, index_path):
     assert info["path"] == os.path.abspath(index_path)
     assert (info["entries"], info["fingerprints"], info["k"], info["tables"]) == (8, 8, 3, 4)
     assert info["prefix_bits"] == [16, 16, 16, 16]
+    # 64 bits in 4 blocks of 16 for k=3: one leading block a table, no sub-blocks
+    assert (info["layout_name"], info["blocks"], info["sub_blocks"]) == ("4x16", [16] * 4, [])
     assert (info["recent_tables"], info["recent_fingerprints"], info["merging"]) == (0, 0, 0)
     assert (info["format_version"], info["fingerprint_version"], info["numbers"]) == (
         FORMAT_VERSION,
