@@ -133,6 +133,7 @@ def test_the_report_bounds_its_lists_and_says_what_it_left_out(
     assert len(page.cssselect("#groups .group tr")) == 1 + 1 + 2  # head, kept, two copies
     assert len(page.cssselect("#sites tr")) == 1 + 1  # head, the most frequent pair
     assert len(json.loads(page.get_element_by_id("urls").text)) == 3
+    assert stray_text(page) == []
     notes = [" ".join(li.text_content().split()) for li in page.cssselect("#left-out li")]
     assert notes == [
         "1 smaller groups",
@@ -340,12 +341,12 @@ def test_the_report_gives_the_time_range_of_entries_and_drops(capsys, tmp_path):
 
 
 def stray_text(page: lxml.html.HtmlElement) -> list[str]:
-    """Text where the report puts none: between the rows of a table, the cards, the shapes of
-    a chart, the parts of a section."""
-    holders = "//table|//tr|//svg|//*[@class='cards']|//section|//main"
+    """Text where the report puts none: between the rows of a table, the items of a list, the
+    cards, the shapes of a chart, the parts of a section."""
+    holders = "//table|//tr|//svg|//ul|//*[@class='cards']|//section|//main"
     found = []
     for holder in page.xpath(holders):
-        if (holder.text or "").strip() and holder.tag in ("table", "tr", "svg"):
+        if (holder.text or "").strip() and holder.tag in ("table", "tr", "svg", "ul"):
             found.append(holder.text)
         found += [child.tail for child in holder if (child.tail or "").strip()]
     return found
