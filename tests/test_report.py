@@ -405,7 +405,7 @@ def test_the_report_draws_its_charts_to_scale(capsys, tmp_path):
     lengths = [float(r.xpath(".//rect")[0].get("width")) for r in rows]
     boxes = [float(r.xpath(".//svg")[0].get("width")) for r in rows]
     assert lengths[0] <= boxes[0]
-    assert [round(5 * n / lengths[0], 2) for n in lengths] == [5, 2, 1]
+    assert [round(5 * w / lengths[0], 2) for w in lengths] == [5, 2, 1]  # as 5, 2 and 1
     headers = [[" ".join(th.text_content().split()) for th in t.xpath(".//th")] for t in
                page.xpath("//section[@id='sites' or @id='groups']//table")]  # fmt: skip
     assert headers[0] == ["pages dropped from", "as copies of pages on", "drops", ""]
