@@ -212,9 +212,10 @@ class BenchSpider(scrapy.Spider):
         if CONFIG["parse"] == "trafilatura":
             import trafilatura
 
-            from scrapy_simhash.text.extract import TRAFILATURA_OPTIONS  # the plugin's options
-
-            text = trafilatura.extract(response.text, url=response.url, **TRAFILATURA_OPTIONS)
+            # the plugin's options, passed in the config: importing them here would load the
+            # plugin's package into the spider it is compared with
+            options = CONFIG["trafilatura_options"]
+            text = trafilatura.extract(response.text, url=response.url, **options)
             yield {"url": response.url, "text": text}
         else:
             yield {"url": response.url}

@@ -57,6 +57,8 @@ sys.path.insert(0, str(HERE))
 from _corpus import load_pages, require_corpus  # noqa: E402
 from _crawl_site import LAUNCHER, SPIDER, build_site  # noqa: E402
 
+from scrapy_simhash.text.extract import TRAFILATURA_OPTIONS  # noqa: E402
+
 #: Scrapy settings of every mode: as fast as the CPU allows on loopback.
 BASE_SETTINGS = {
     "CONCURRENT_REQUESTS": 32,
@@ -157,6 +159,7 @@ def crawl(mode: str, urls: list[str], work: Path, tag: str, profile: bool = Fals
     config = {
         "urls": str(run_dir / "urls.txt"),
         "parse": MODES[mode].parse,
+        "trafilatura_options": dict(TRAFILATURA_OPTIONS),
         "settings": settings,
         "profile": profile,
     }
