@@ -140,8 +140,10 @@ class RedisClusterServers:
     ``cluster-enabled yes``, its slots given with CLUSTER ADDSLOTS, then met with CLUSTER
     MEET; ready when every node says ``cluster_state:ok``."""
 
-    def __init__(self, directory: Path, masters: int = 3) -> None:
-        self.nodes = [RedisServer(directory / f"node{i}", cluster=True) for i in range(masters)]
+    def __init__(self, directory: Path, masters: int = 3, *, aof: bool = False) -> None:
+        self.nodes = [
+            RedisServer(directory / f"node{i}", cluster=True, aof=aof) for i in range(masters)
+        ]
 
     @property
     def url(self) -> str:
@@ -158,6 +160,10 @@ class RedisClusterServers:
         with self.nodes[0].client() as client:
             for node in self.nodes[1:]:
                 client.execute_command("CLUSTER", "MEET", "127.0.0.1", node.port)
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self) -> None:
         deadline = time.monotonic() + 30
         for node in self.nodes:
             with node.client() as client:
@@ -166,11 +172,18 @@ class RedisClusterServers:
                         self.stop()
                         raise RuntimeError("the Redis Cluster did not become ready in 30 s")
                     time.sleep(0.05)
-        return self
 
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
+
+    def restart(self) -> RedisClusterServers:
+        """Start the stopped nodes again, on their ports, with their slots (``nodes.conf``)."""
+        for node in self.nodes:
+            if node.proc is None:
+                node.start()
+        self._wait_ready()
+        return self
 
     def __enter__(self) -> RedisClusterServers:
         return self.start()

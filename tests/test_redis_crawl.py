@@ -23,7 +23,7 @@ from scrapy_simhash.index.redis_index import RedisIndex
 from scrapy_simhash.text.fingerprint import hamming
 from scrapy_simhash.text.signature import RULES
 
-from ._redis_server import RedisServer
+from ._redis_server import RedisClusterServers, RedisServer
 from .test_example_project import ARTICLES as TITLES
 from .test_example_project import EXAMPLE, simhash_stats
 from .test_scrapy_crawl import ARTICLES, MIDDLEWARE, SITE_STATS, SiteSpider, crawl, paths
@@ -191,12 +191,13 @@ def test_two_scrapy_crawl_processes_share_one_index(tmp_path, redis_server, key)
 
 class _ServerStopper:
     """A downloader middleware that the responses pass before the simhash middleware: it
-    shuts the Redis server down (SHUTDOWN, the AOF written) when the third article arrives,
-    before that article is checked, and starts it again ``down_for`` seconds later (never
-    when None). Stopping it from the spider instead would race the checks: the middleware
-    checks a page when it is downloaded, and the downloader may run ahead of the spider."""
+    shuts the Redis server (or every node of the cluster) down (SHUTDOWN, the AOF written)
+    when the third article arrives, before that article is checked, and starts it again
+    ``down_for`` seconds later (never when None). Stopping it from the spider instead would
+    race the checks: the middleware checks a page when it is downloaded, and the downloader
+    may run ahead of the spider."""
 
-    server: RedisServer
+    server: RedisServer | RedisClusterServers
     down_for: float | None = 1.0
 
     def __init__(self, crawler) -> None:
@@ -214,14 +215,24 @@ class _ServerStopper:
         if self.articles == 3:
             self.server.stop()
             if self.down_for is not None:
-                timer = threading.Timer(self.down_for, self.server.start)
+                timer = threading.Timer(self.down_for, _start_again, (self.server,))
                 timer.start()
                 self.crawler.signals.connect(timer.join, signals.spider_closed, weak=False)
         return response
 
 
-async def _restart_crawl(site, tmp_path, settings, down_for):
-    server = RedisServer(tmp_path / "redis", aof=True).start()
+def _start_again(server: RedisServer | RedisClusterServers) -> None:
+    if isinstance(server, RedisClusterServers):
+        server.restart()
+    elif server.proc is None:
+        server.start()
+
+
+async def _restart_crawl(site, tmp_path, settings, down_for, *, cluster=False):
+    if cluster:
+        server = RedisClusterServers(tmp_path / "redis", aof=True).start()
+    else:
+        server = RedisServer(tmp_path / "redis", aof=True).start()
     stopper = type("Stopper", (_ServerStopper,), {"server": server, "down_for": down_for})
     settings = {
         "DOWNLOADER_MIDDLEWARES": {**MIDDLEWARE["DOWNLOADER_MIDDLEWARES"], stopper: 600},
@@ -231,8 +242,7 @@ async def _restart_crawl(site, tmp_path, settings, down_for):
     crawler = get_crawler(SiteSpider, {"SIMHASH_WORKERS": 0, **settings})
     try:
         await crawler.crawl_async(start_url=site.url("/index.html"))
-        if server.proc is None:
-            server.start()
+        _start_again(server)
         with RedisIndex(server.url, "restart:site") as index:
             stored = {m.key for m in index.items()}
     finally:
@@ -240,10 +250,13 @@ async def _restart_crawl(site, tmp_path, settings, down_for):
     return crawler.stats.get_stats(), stored
 
 
+@pytest.mark.parametrize("cluster", [False, True])
 @deferred_f_from_coro_f
-async def test_a_server_restarted_mid_crawl_loses_nothing(site, tmp_path, caplog):
+async def test_a_server_restarted_mid_crawl_loses_nothing(site, tmp_path, caplog, cluster):
+    """The server, or all three masters of a cluster, shut down (the AOF written) and started
+    again a second later, in the middle of a crawl."""
     caplog.set_level(logging.INFO)
-    stats, stored = await _restart_crawl(site, tmp_path, {}, down_for=1.0)
+    stats, stored = await _restart_crawl(site, tmp_path, {}, down_for=1.0, cluster=cluster)
     assert stats["finish_reason"] == "finished"
     assert stats["simhash/index/errors"] >= 1
     assert "simhash/skipped/index_error" not in stats
@@ -252,20 +265,27 @@ async def test_a_server_restarted_mid_crawl_loses_nothing(site, tmp_path, caplog
     assert stored == {site.url(p) for p in ARTICLES}
     assert stats["simhash/index/size"] == len(stored)  # counted at the close, off the reactor
     messages = [r.getMessage() for r in caplog.records]
-    assert any("a call failed (ConnectionError" in m for m in messages)
+    error = "RedisClusterException" if cluster else "ConnectionError"
+    assert any(f"a call failed ({error}" in m for m in messages)
     assert any("the server answers again" in m for m in messages)
 
 
-@pytest.mark.parametrize("on_error", ["stop", "skip"])
+@pytest.mark.parametrize(
+    ("on_error", "cluster"), [("stop", False), ("skip", False), ("skip", True)]
+)
 @deferred_f_from_coro_f
-async def test_a_server_that_stays_down(site, tmp_path, caplog, monkeypatch, on_error):
+async def test_a_server_that_stays_down(site, tmp_path, caplog, monkeypatch, on_error, cluster):
+    """The server, or every node of a cluster, shut down for good mid-crawl: the pages that
+    cannot be checked are counted (or the crawl stops), never a hang or a crash."""
     monkeypatch.setattr(remote, "RETRY_DELAYS", (0.05, 0.1))
     settings = {"SIMHASH_ON_INDEX_ERROR": on_error}
-    stats, stored = await _restart_crawl(site, tmp_path, settings, down_for=None)
+    stats, stored = await _restart_crawl(site, tmp_path, settings, down_for=None, cluster=cluster)
     assert stats["simhash/skipped/index_error"] >= 1
     assert stats["simhash/unique"] == len(stored)  # every page reported kept is in the index
     messages = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
-    assert any("cannot be used (ConnectionError" in m for m in messages)
+    # a cluster none of whose nodes answers is redis-py's RedisClusterException
+    error = "RedisClusterException" if cluster else "ConnectionError"
+    assert any(f"cannot be used ({error}" in m for m in messages)
     if on_error == "stop":
         assert stats["finish_reason"] == "simhash_index_error"
     else:
@@ -273,6 +293,10 @@ async def test_a_server_that_stays_down(site, tmp_path, caplog, monkeypatch, on_
         assert stats["simhash/checked"] == 11
     assert all("password" not in m for m in messages)
     # the server is still down at the close: said in one line, no traceback, no size
-    assert any("cannot count its entries (" in m for m in messages)
+    assert any(
+        m.startswith("Simhash index redis://127.0.0.1:")
+        and " restart:site: cannot count its entries (" in m
+        for m in messages
+    )
     assert not any("Error caught on signal handler" in m for m in messages)
     assert "simhash/index/size" not in stats

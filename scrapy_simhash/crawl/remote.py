@@ -14,6 +14,8 @@ match with itself) and is admitted again, a duplicate is found again. When the l
 fails, the batch's pages pass unchecked, counted ``simhash/skipped/index_error``, and the crawl
 stops with the close reason ``simhash_index_error`` (``SIMHASH_ON_INDEX_ERROR = "stop"``) or
 goes on (``"skip"``: the next batch tries once, and all goes on as before when it succeeds).
+Any other error in a batch (not the server's) is logged with its traceback and handled as the
+last retry failing, without retries: the thread never ends with pages waiting for an answer.
 """
 
 from __future__ import annotations
@@ -140,6 +142,9 @@ class RemoteChecks:
                     return self._gave_up(exc, items)
                 time.sleep(delay)
                 continue
+            except Exception as exc:  # not the server's: never retried, never the thread's end
+                logger.exception("Simhash index %s: unexpected error in a check", self.index.path)
+                return self._gave_up(exc, items)
             if failed or self._down:
                 self._call(self._report, "recovered", failed)
             self._down = False
@@ -228,11 +233,11 @@ def open_redis_index(config: SimhashConfig, spider: str) -> RedisIndex:
         )
     except ValueError as exc:  # a server that may evict the index
         problem = f"SIMHASH_REDIS_URL: {exc}"
-    except redis_errors() as exc:
-        problem = f"SIMHASH_REDIS_URL: cannot use the Redis server at {url}: {exc}"
     except RedisClusterException as exc:  # not a cluster, or none of its nodes answers
         said = "SIMHASH_REDIS_CLUSTER is true" if config.redis_cluster else "detected"
         problem = f"SIMHASH_REDIS_URL: cannot use {url} as a Redis Cluster ({said}): {exc}"
+    except redis_errors() as exc:
+        problem = f"SIMHASH_REDIS_URL: cannot use the Redis server at {url}: {exc}"
     if problem is not None:
         if index is not None:
             index.close()

@@ -270,7 +270,8 @@ class DedupService:
                         size = await maybe_deferred_to_future(deferToThread(len, index))
                     self.stats.set_value("simhash/index/size", size)
                 except failed as exc:
-                    logger.error("Simhash index %s: cannot count its entries (%s)", self.path, exc)
+                    where = self.path if self.remote is None else index.path
+                    logger.error("Simhash index %s: cannot count its entries (%s)", where, exc)
                 finally:
                     if self.remote is not None:
                         self.remote.close()  # its thread, then the index

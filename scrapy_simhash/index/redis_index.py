@@ -220,10 +220,12 @@ def check_prefix(prefix: str) -> str:
 
 
 def redis_errors() -> tuple[type[BaseException], ...]:
-    """What a failed call to the server raises (redis-py's errors)."""
+    """What a failed call to the server raises: redis-py's errors, and a cluster's when none
+    of its nodes answers (``RedisClusterException``, which is not a ``RedisError``)."""
     import redis
+    from redis.exceptions import RedisClusterException
 
-    return (redis.RedisError,)
+    return (redis.RedisError, RedisClusterException)
 
 
 def connect(url: str, cluster: bool | None = None, **options: Any) -> Any:
