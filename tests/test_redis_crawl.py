@@ -19,7 +19,7 @@ from scrapy.utils.test import get_crawler
 import scrapy_simhash.crawl.remote as remote
 from scrapy_simhash.crawl.config import SimhashConfig
 from scrapy_simhash.index import SimhashIndex
-from scrapy_simhash.index.redis_index import RedisIndex
+from scrapy_simhash.index.redis_index import RedisIndex, redact
 from scrapy_simhash.text.fingerprint import hamming
 from scrapy_simhash.text.signature import RULES
 
@@ -300,3 +300,41 @@ async def test_a_server_that_stays_down(site, tmp_path, caplog, monkeypatch, on_
     )
     assert not any("Error caught on signal handler" in m for m in messages)
     assert "simhash/index/size" not in stats
+
+
+@deferred_f_from_coro_f
+async def test_an_unexpected_error_in_a_batch_of_checks(
+    site, tmp_path, redis_server, key, monkeypatch, caplog
+):
+    """A bug in the checks' thread (planted: the first batch's check-and-insert raises a
+    RuntimeError) is logged with its traceback and its pages are counted, without retries;
+    the next batch is checked and the crawl finishes."""
+    check_and_insert_many = RedisIndex.check_and_insert_many
+    batches: list[int] = []
+
+    def failing_first(self, items):
+        batches.append(len(items))
+        if len(batches) == 1:
+            raise RuntimeError("a planted bug")
+        return check_and_insert_many(self, items)
+
+    monkeypatch.setattr(RedisIndex, "check_and_insert_many", failing_first)
+    settings = {
+        **MIDDLEWARE,
+        **redis_settings(redis_server.url, key),
+        "SIMHASH_WORKERS": 0,
+        "SIMHASH_ON_INDEX_ERROR": "skip",
+    }
+    crawler = get_crawler(SiteSpider, settings)
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert len(batches) >= 2
+    assert stats["simhash/skipped/index_error"] == batches[0]
+    assert "simhash/index/errors" not in stats  # a bug is not the server's: no retry
+    decided = stats.get("simhash/unique", 0) + stats.get("simhash/duplicate", 0)
+    assert decided + batches[0] == stats["simhash/checked"] == 11
+    planted = [r for r in caplog.records if r.exc_info and "a planted bug" in str(r.exc_info[1])]
+    assert [r.getMessage() for r in planted] == [
+        f"Simhash index {redact(redis_server.url)} {key}:site: unexpected error in a check"
+    ]
