@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import time
 import uuid
 
 import pytest
 
 from scrapy_simhash.index import SimhashIndex
-from scrapy_simhash.index.redis_index import RedisIndex
+from scrapy_simhash.index.redis_index import REDIS_FORMAT_VERSION, RedisIndex
+from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION
 
 from .test_cli import DAY, NOW, A, B, C, _info, _scrapy_simhash, make_project, run, run_json
 
@@ -45,6 +48,83 @@ def test_info_lookup_explain_dump_clusters(capsys, redis_server, key):
         ["https://a.example/1", "https://a.example/copy"],
         ["https://c.example/"],  # with its dropped copy
     ]
+
+
+def _utc(seen: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seen))
+
+
+def test_info_of_a_redis_index_line_by_line(capsys, redis_server, key):
+    """Every line of ``info`` on the fixture's index (A and a copy within 1 bit, the old
+    one 40 days ago; C and the drop record of its copy), its numbers read from the JSON
+    output and the fixture."""
+    url = redis_server.url
+    info = run_json(capsys, "info", "--key", key, url)
+    assert (info["url"], info["key"], info["cluster"]) == (url, key, False)
+    assert (info["entries"], info["fingerprints"], info["drop_records"]) == (3, 3, 1)
+    assert (info["layout_name"], info["tables"], info["prefix_bits"]) == ("4x16", 4, [16] * 4)
+    assert (info["fingerprint_version"], info["format_version"]) == (
+        FINGERPRINT_VERSION,
+        REDIS_FORMAT_VERSION,
+    )
+    assert info["numbers"] is True and info["repeated_sentences"] == 0
+    memory = {name: info[f"{name}_memory"] for name in ("tables", "docs", "links", "drops")}
+    assert all(size > 0 for size in memory.values()), memory
+    assert info["signatures_memory"] == 0  # no page signed by the sentence rule
+    assert info["oldest_seen"] == pytest.approx(NOW - 40 * DAY)
+    assert info["newest_seen"] == pytest.approx(NOW)
+    code, out, _ = run(capsys, "info", "--key", key, url)
+    lines = dict(line.split(": ", 1) for line in out.splitlines())
+    assert code == 0
+    assert {name: value.strip() for name, value in lines.items()} == {
+        "index": f"{url} key {key}",
+        "entries": "3",
+        "fingerprints": "3 distinct",
+        "k": "3",
+        "layout": f"4x16: {info['layout']}",
+        "bucket fields": f"{info['field_bits']} bits",
+        "fingerprint version": str(FINGERPRINT_VERSION),
+        "numbers": "features",
+        "format version": f"{REDIS_FORMAT_VERSION} (Redis)",
+        "server memory": (
+            f"tables {memory['tables']:,} B ({memory['tables'] / 3:.1f} B/fingerprint), "
+            f"records {memory['docs'] + memory['links']:,} B, signatures 0 B, "
+            f"drop records {memory['drops']:,} B"
+        ),
+        "drop records": "1 pages dropped as near duplicates",
+        "repeated sentences": (
+            "0 (a long sentence and a site whose pages were dropped through it)"
+        ),
+        "maxmemory-policy": "noeviction",
+        "oldest": f"{_utc(NOW - 40 * DAY)}  https://a.example/1",
+        "newest": lines["newest"].strip(),
+    }
+    newest_time, newest_url = lines["newest"].split()
+    assert newest_time == _utc(NOW)
+    assert newest_url in ("https://a.example/copy", "https://c.example/")
+
+
+def test_info_of_an_index_on_a_cluster(capsys, redis_cluster):
+    """On the cluster, ``info`` says so; an index without numbers says that too; an empty
+    index has no oldest entry and no bytes a fingerprint."""
+    name = f"cli:{uuid.uuid4().hex}"
+    with RedisIndex(redis_cluster.url, name, numbers=False) as index:
+        try:
+            info = run_json(capsys, "info", "--key", name, redis_cluster.url)
+            assert (info["cluster"], info["entries"], info["numbers"]) == (True, 0, False)
+            assert info["oldest_seen"] is info["newest_seen"] is None
+            code, out, _ = run(capsys, "info", "--key", name, redis_cluster.url)
+            assert code == 0
+            lines = {k: v.strip() for k, v in (ln.split(": ", 1) for ln in out.splitlines())}
+            assert lines["index"] == f"{redis_cluster.url} key {name} (cluster)"
+            assert lines["numbers"] == "left out (SIMHASH_NUMBERS)"
+            assert lines["server memory"].startswith(
+                f"tables {info['tables_memory']:,} B (0.0 B/fingerprint), "
+            )
+            assert lines["fingerprints"] == "0 distinct"
+            assert lines["oldest"] == lines["newest"] == "-"
+        finally:
+            index.drop()
 
 
 def test_drop_records_on_redis_explain_clusters_info_remove(capsys, redis_server, key):
@@ -98,6 +178,52 @@ def test_compact_copies_between_redis_and_lmdb(capsys, redis_server, key, tmp_pa
         assert index.dropped("https://d.example/c").seen == pytest.approx(NOW)
         assert index.get("https://a.example/1").record["seen"] == pytest.approx(NOW - 40 * DAY)
         index.drop()
+
+
+def test_compact_between_redis_and_lmdb_says_what_it_copied(capsys, redis_server, key, tmp_path):
+    """``compact``'s line and JSON name both ends; a destination directory must be empty (an
+    empty one is taken); an LMDB index is copied with its layout and its numbers setting, and
+    never onto an index already on the server."""
+    url = redis_server.url
+    (tmp_path / "empty").mkdir()
+    code, out, _ = run(capsys, "compact", "--key", key, url, str(tmp_path / "empty"))
+    assert (code, out) == (0, f"copied: 3 entries: {url} key {key} -> {tmp_path / 'empty'}\n")
+    copied = run_json(capsys, "compact", "--key", key, url, str(tmp_path / "json"))
+    assert copied == {"source": f"{url} key {key}", "dest": str(tmp_path / "json"), "entries": 3}
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine")
+    (tmp_path / "file").write_text("mine")
+    for dest in ("full", "file"):
+        code, _, err = run(capsys, "compact", "--key", key, url, str(tmp_path / dest))
+        said = f"scrapy-simhash: error: {tmp_path / dest} exists and is not an empty directory\n"
+        assert (code, err) == (1, said)
+    assert (tmp_path / "file").read_text() == "mine"
+    assert os.listdir(tmp_path / "full") == ["notes.txt"]
+
+    source = tmp_path / "wide"
+    with SimhashIndex(source, expected_size=50_000_000, numbers=False) as index:
+        index.insert(A, "https://a.example/")
+        layout = index.layout
+    assert layout.tables == 10  # not the default layout
+    back = f"{key}:wide"
+    try:
+        copied = run_json(capsys, "compact", "--key", back, str(source), url)
+        assert copied == {"source": str(source), "dest": f"{url} key {back}", "entries": 1}
+        code, out, err = run(capsys, "compact", "--key", back, str(source), url)
+        assert (code, out) == (1, "")
+        assert err == f"scrapy-simhash: error: {url} key {back} holds an index already\n"
+        with RedisIndex(url, back) as index:
+            assert (index.layout, index.numbers, list(index.keys())) == (
+                layout,
+                False,
+                ["https://a.example/"],
+            )
+    finally:
+        with RedisIndex(url, back) as index:
+            index.drop()
+    code, _, err = run(capsys, "compact", "--key", f"{key}:none", str(tmp_path / "no"), url)
+    assert code == 1 and "no index" in err
+    assert not (tmp_path / "no").exists()
 
 
 def test_errors_are_one_line(capsys, redis_server, key):

@@ -171,6 +171,7 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
         except redis_errors() as exc:
             raise CliError(f"cannot use the Redis server at {dest}: {exc}") from exc
         shown, dest = source, f"{dest} key {dest.key}"
-    obj = {"source": str(args.index), "dest": str(dest), "entries": copied}
+    # the Redis end's URL (without its password) and key, as in the line
+    obj = {"source": shown, "dest": str(dest), "entries": copied}
     out.write_object(obj, [("copied", f"{copied:,} entries: {shown} -> {dest}")])
     return 0
