@@ -673,6 +673,33 @@ async def test_a_page_whose_fingerprinting_raises_is_counted_and_the_crawl_goes_
     assert "RuntimeError: a planted bug" in caplog.text
 
 
+@deferred_f_from_coro_f
+async def test_an_item_text_whose_fingerprinting_raises_is_named_as_such(
+    site, tmp_path, monkeypatch, caplog
+):
+    """An item that carries only its text has no URL: a bug planted in its fingerprinting is
+    logged as being about "an item's text", counted, and the crawl goes on."""
+    work = PageWork.text
+    failed: list[str] = []
+
+    def text(self, value):
+        if not failed:
+            failed.append(value)
+            raise RuntimeError("a planted bug")
+        return work(self, value)
+
+    monkeypatch.setattr(PageWork, "text", text)
+    settings = {**PIPELINE, "SIMHASH_DIR": str(tmp_path / "simhash"), "SIMHASH_WORKERS": 0}
+    crawler = get_crawler(TextOnlySpider, settings)
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert stats["simhash/skipped/error"] == 1 and len(failed) == 1
+    [failure] = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert failure.getMessage() == "Simhash failed on an item's text"
+    assert "RuntimeError: a planted bug" in caplog.text
+
+
 def test_the_key_of_an_item_without_url_is_a_stable_hash_of_its_html():
     """Such keys are stored: the same HTML gives the same key in every crawl, process and
     version (golden values, BLAKE2b of 16 bytes), as bytes or decoded, and HTML holding a
