@@ -76,7 +76,10 @@ async def test_a_crawl_on_redis_drops_partner_copies_as_on_lmdb(
     the drop records say so on both, and the index keeps the signatures."""
     caplog.set_level(logging.DEBUG, logger="scrapy_simhash")
     expected = partner_copies(routes)
-    on_lmdb = await crawl(MIDDLEWARE, tmp_path / "lmdb", site, start="/partner-index.html")
+    fields = ("url", "simhash")
+    on_lmdb = await crawl(
+        MIDDLEWARE, tmp_path / "lmdb", site, start="/partner-index.html", fields=fields
+    )
     lmdb_drops = _drops_logged(caplog, site)
     with SimhashIndex(tmp_path / "lmdb" / "simhash" / "site") as index:
         for path, (article, rule) in expected.items():
@@ -84,9 +87,15 @@ async def test_a_crawl_on_redis_drops_partner_copies_as_on_lmdb(
             assert (drop.kept, drop.rule) == (site.url(article), rule)
     caplog.clear()
     settings = {**MIDDLEWARE, **redis_settings(redis_server.url, key)}
-    on_redis = await crawl(settings, tmp_path / "redis", site, start="/partner-index.html")
+    on_redis = await crawl(
+        settings, tmp_path / "redis", site, start="/partner-index.html", fields=fields
+    )
     assert paths(site, on_redis.kept) == paths(site, on_lmdb.kept) == ARTICLES
     assert _drops_logged(caplog, site) == lmdb_drops == expected
+    # the same stats (distances of the drops included) and the same decisions in the meta
+    assert on_redis.simhash == on_lmdb.simhash
+    assert "simhash/duplicate/distance/0" not in on_redis.simhash  # sentence-rule drops, far apart
+    assert [i["simhash"] for i in on_redis.kept] == [i["simhash"] for i in on_lmdb.kept]
     rules = Counter(rule for _, rule in expected.values())
     assert rules["sentences"] >= 3
     for rule in RULES:
@@ -95,6 +104,9 @@ async def test_a_crawl_on_redis_drops_partner_copies_as_on_lmdb(
     with RedisIndex(redis_server.url, f"{key}:site") as index:
         assert index.verify() == []
         assert all(index.signature(site.url(p)) is not None for p in ARTICLES)
+        assert [i["simhash"]["fingerprint"] for i in on_redis.kept] == [
+            index.get(site.url(p)).fingerprint for p in ARTICLES
+        ]
         # each drop recorded on the server, in the script that decided it, as on LMDB
         assert index.drop_count() == len(expected)
         for path, (article, rule) in expected.items():
