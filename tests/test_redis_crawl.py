@@ -10,13 +10,15 @@ import sys
 import threading
 import uuid
 from collections import Counter
+from typing import ClassVar
 
 import pytest
-from scrapy import signals
+from scrapy import Request, signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 import scrapy_simhash.crawl.remote as remote
+import scrapy_simhash.crawl.service as service_module
 from scrapy_simhash.crawl.config import SimhashConfig
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.index.redis_index import RedisIndex, redact
@@ -26,7 +28,7 @@ from scrapy_simhash.text.signature import RULES
 from ._redis_server import RedisClusterServers, RedisServer
 from .test_example_project import ARTICLES as TITLES
 from .test_example_project import EXAMPLE, simhash_stats
-from .test_scrapy_crawl import ARTICLES, MIDDLEWARE, SITE_STATS, SiteSpider, crawl, paths
+from .test_scrapy_crawl import ARTICLES, BOTH, MIDDLEWARE, SITE_STATS, SiteSpider, crawl, paths
 from .test_signature import partner_copies
 
 
@@ -113,6 +115,35 @@ async def test_a_crawl_on_redis_drops_partner_copies_as_on_lmdb(
             drop = index.dropped(site.url(path))
             assert (drop.kept, drop.rule) == (site.url(article), rule)
             assert drop.record["url"] == site.url(path) and drop.record["title"]
+
+
+@deferred_f_from_coro_f
+async def test_items_of_pages_older_than_the_decision_memory_on_redis(
+    site, tmp_path, redis_server, key, monkeypatch
+):
+    """With room for one decision, the items of five articles, yielded after the last was
+    decided: on Redis the service does not read the index from the reactor thread, so each
+    item's page is checked again, and the server finds the entry this crawl stored under its
+    key: its own, not a duplicate. Every item is kept."""
+    monkeypatch.setattr(service_module, "DECISION_MEMORY", 1)
+
+    class LateItemsSpider(SiteSpider):
+        pending: ClassVar[list] = []
+
+        async def start(self):
+            for i, path in enumerate(ARTICLES):
+                yield Request(site.url(path), self.parse_page, priority=-i)
+
+        def parse_page(self, response):
+            self.pending.extend(super().parse_page(response))
+            if len(self.pending) == len(ARTICLES):
+                yield from self.pending
+
+    settings = {**BOTH, **redis_settings(redis_server.url, key)}
+    result = await crawl(settings, tmp_path, site, spider=LateItemsSpider, fields=("url", "html"))
+    assert paths(site, result.kept) == ARTICLES
+    assert "simhash/duplicate" not in result.simhash
+    assert result.simhash["simhash/index/size"] == 5
 
 
 @deferred_f_from_coro_f
