@@ -123,8 +123,9 @@ async def test_items_of_pages_older_than_the_decision_memory_on_redis(
 ):
     """With room for one decision, the items of five articles, yielded after the last was
     decided: on Redis the service does not read the index from the reactor thread, so each
-    item's page is checked again, and the server finds the entry this crawl stored under its
-    key: its own, not a duplicate. Every item is kept."""
+    item's page is checked again (and counted again in ``simhash/checked`` and ``unique``),
+    and the server finds the entry this crawl stored under its key: its own, not a
+    duplicate. Every item is kept."""
     monkeypatch.setattr(service_module, "DECISION_MEMORY", 1)
 
     class LateItemsSpider(SiteSpider):
