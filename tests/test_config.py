@@ -51,7 +51,7 @@ def test_values_from_the_command_line_are_strings():
                 "SIMHASH_RESET": "1",
                 "SIMHASH_DRY_RUN": "True",
                 "SIMHASH_WORKERS": "3",
-                "SIMHASH_TIMEOUT": "2.5",
+                "SIMHASH_TIMEOUT": " 2.5 ",
                 "SIMHASH_COMMIT_EVERY": "50",
                 "SIMHASH_COMMIT_INTERVAL": "0",
                 "SIMHASH_FSYNC": "false",
@@ -94,6 +94,9 @@ def test_typed_values_and_limits_are_accepted():
     )
     assert (config.max_distance, config.reset) == (MAX_DISTANCE_LIMIT, True)
     assert SimhashConfig.from_settings(Settings({"SIMHASH_MAX_DISTANCE": 0})).max_distance == 0
+    # booleans as the integers 0 and 1
+    config = SimhashConfig.from_settings(Settings({"SIMHASH_FSYNC": 0, "SIMHASH_FAST": 1}))
+    assert (config.fsync, config.fast) == (False, True)
 
 
 @pytest.mark.parametrize(

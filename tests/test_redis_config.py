@@ -67,6 +67,26 @@ def test_bad_values_name_the_setting(settings, message):
     assert "secret" not in str(caught.value)
 
 
+@pytest.mark.parametrize("off", [None, False, "False", " no ", "0", "off", ""])
+def test_reset_off_on_redis(off):
+    assert config(SIMHASH_REDIS_URL="redis://h", SIMHASH_RESET=off).reset_key is None
+
+
+def test_reset_on_redis_takes_the_index_key_only():
+    """A flag is not enough on a Redis index (other crawls may share it): the value must name
+    the index's key, spaces around it left out; a true flag is refused in full words."""
+    named = config(SIMHASH_REDIS_URL="redis://h", SIMHASH_RESET=" crawl:news ")
+    assert named.reset_key == "crawl:news"
+    for flag in (True, 1, "True", " yes ", "1", "on"):
+        with pytest.raises(ValueError) as caught:
+            config(SIMHASH_REDIS_URL="redis://h", SIMHASH_RESET=flag)
+        assert str(caught.value) == (
+            "SIMHASH_RESET on a Redis index (which other crawls may share) must name the "
+            "index's key, e.g. SIMHASH_RESET = 'myspider:simhash' (SIMHASH_REDIS_KEY with the "
+            f"spider's name), not {flag!r}"
+        )
+
+
 @deferred_f_from_coro_f
 async def test_the_password_never_reaches_the_log(site, tmp_path, caplog):
     caplog.set_level(logging.DEBUG)

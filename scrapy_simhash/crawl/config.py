@@ -57,7 +57,7 @@ def _float(settings: BaseSettings, name: str, default: float, low: float, strict
     if isinstance(value, bool):
         raise problem
     try:
-        number = float(value.strip() if isinstance(value, str) else value)
+        number = float(value)  # a string may have spaces around it: float() ignores them
     except (TypeError, ValueError):
         raise problem from None
     if not math.isfinite(number) or number < low or (strict and number == low):
