@@ -41,8 +41,11 @@ def test_redis_settings_are_read():
 def test_same_as_redis_url():
     c = config(SIMHASH_REDIS_URL="REDIS_URL", REDIS_URL="redis://queue:6379/0")
     assert c.redis_url == "redis://queue:6379/0"
-    with pytest.raises(ValueError, match="the REDIS_URL setting is not set"):
-        config(SIMHASH_REDIS_URL="REDIS_URL")
+    for unset in ({}, {"REDIS_URL": ""}, {"REDIS_URL": 6379}):
+        with pytest.raises(ValueError) as caught:
+            config(SIMHASH_REDIS_URL="REDIS_URL", **unset)
+        said = "SIMHASH_REDIS_URL is 'REDIS_URL', but the REDIS_URL setting is not set"
+        assert str(caught.value) == said
 
 
 @pytest.mark.parametrize(
@@ -77,6 +80,7 @@ def test_reset_on_redis_takes_the_index_key_only():
     the index's key, spaces around it left out; a true flag is refused in full words."""
     named = config(SIMHASH_REDIS_URL="redis://h", SIMHASH_RESET=" crawl:news ")
     assert named.reset_key == "crawl:news"
+    assert named.reset is False  # the LMDB index's flag
     for flag in (True, 1, "True", " yes ", "1", "on"):
         with pytest.raises(ValueError) as caught:
             config(SIMHASH_REDIS_URL="redis://h", SIMHASH_RESET=flag)
