@@ -35,6 +35,15 @@ def test_default_workers_follow_the_cpus_available():
     assert default_workers() == expected
 
 
+@pytest.mark.parametrize(("cpus", "workers"), [(1, 0), (2, 2), (4, 4), (16, 4)])
+def test_default_workers_for_a_number_of_cpus(monkeypatch, cpus, workers):
+    """None on one CPU (work inline), else one a CPU, at most 4."""
+    if os.name != "posix":
+        pytest.skip("workers need socket pairs passed to the child (POSIX)")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)), raising=False)
+    assert default_workers() == workers
+
+
 def test_values_from_the_command_line_are_strings():
     config = SimhashConfig.from_settings(
         Settings(

@@ -55,6 +55,8 @@ def test_same_as_redis_url():
         ({"SIMHASH_REDIS_URL": "host:6379"}, "got a value without a scheme"),
         ({"SIMHASH_REDIS_URL": 6379}, "SIMHASH_REDIS_URL must be"),
         ({"SIMHASH_REDIS_KEY": "{x}:%(spider)s"}, "SIMHASH_REDIS_KEY must not hold braces"),
+        ({"SIMHASH_REDIS_KEY": "crawl{:%(spider)s"}, "SIMHASH_REDIS_KEY must not hold braces"),
+        ({"SIMHASH_REDIS_KEY": "crawl}:%(spider)s"}, "SIMHASH_REDIS_KEY must not hold braces"),
         ({"SIMHASH_REDIS_KEY": "%(name)s"}, "SIMHASH_REDIS_KEY must be a key with"),
         ({"SIMHASH_REDIS_PARAMS": "socket_timeout=5"}, "SIMHASH_REDIS_PARAMS must be a dict"),
         ({"SIMHASH_REDIS_CLUSTER": "maybe"}, "SIMHASH_REDIS_CLUSTER must be a boolean"),
@@ -68,6 +70,22 @@ def test_bad_values_name_the_setting(settings, message):
     with pytest.raises(ValueError, match=message) as caught:
         config(**settings)
     assert "secret" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("http://:secret@host/?next=redis://queue", "a http:// URL"),
+        ("HTTPS://host", "a https:// URL"),
+        ("queue:6379", "a value without a scheme"),
+    ],
+)
+def test_a_url_of_another_scheme_is_named_by_its_scheme_alone(url, shown):
+    with pytest.raises(ValueError) as caught:
+        config(SIMHASH_REDIS_URL=url)
+    assert str(caught.value) == (
+        f"SIMHASH_REDIS_URL must be a redis://, rediss:// or unix:// URL, got {shown}"
+    )
 
 
 @pytest.mark.parametrize("off", [None, False, "False", " no ", "0", "off", ""])
