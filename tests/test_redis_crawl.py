@@ -118,6 +118,25 @@ async def test_a_crawl_on_redis_drops_partner_copies_as_on_lmdb(
 
 
 @deferred_f_from_coro_f
+async def test_a_dry_run_on_redis_reports_as_on_lmdb(site, routes, tmp_path, redis_server, key):
+    """In a dry run every page reaches the spider with its decision in the meta: on Redis the
+    same decisions (fingerprint, page duplicated, distance, rule) as on LMDB, page by page."""
+    partner_copies(routes)
+    dry = {**MIDDLEWARE, "SIMHASH_DRY_RUN": True}
+    fields = ("url", "simhash")
+    start = "/partner-index.html"
+    on_lmdb = await crawl(dry, tmp_path / "lmdb", site, start=start, fields=fields)
+    settings = {**dry, **redis_settings(redis_server.url, key)}
+    on_redis = await crawl(settings, tmp_path / "redis", site, start=start, fields=fields)
+    decisions = [(i["url"], i["simhash"]) for i in on_redis.kept]
+    assert decisions == [(i["url"], i["simhash"]) for i in on_lmdb.kept]
+    duplicates = [meta for _, meta in decisions if meta["duplicate_of"] is not None]
+    assert len(duplicates) == on_lmdb.simhash["simhash/duplicate"] > 0
+    assert all(isinstance(meta["fingerprint"], int) for _, meta in decisions)
+    assert on_redis.simhash == on_lmdb.simhash
+
+
+@deferred_f_from_coro_f
 async def test_items_of_pages_older_than_the_decision_memory_on_redis(
     site, tmp_path, redis_server, key, monkeypatch
 ):
