@@ -159,11 +159,25 @@ async def test_items_of_pages_older_than_the_decision_memory_on_redis(
             if len(self.pending) == len(ARTICLES):
                 yield from self.pending
 
+    # No read or check on the server from the reactor thread (the index is opened and
+    # counted there before the first request): the service must not read the index there to
+    # recall a forgotten page, as it does on LMDB.
+    on_reactor: list[str] = []
+    for name in ("get", "get_many", "check_and_insert_many", "query", "probe"):
+        method = getattr(RedisIndex, name)
+
+        def watched(self, *args, _method=method, _name=name, **kwargs):
+            if threading.current_thread() is threading.main_thread():
+                on_reactor.append(_name)
+            return _method(self, *args, **kwargs)
+
+        monkeypatch.setattr(RedisIndex, name, watched)
     settings = {**BOTH, **redis_settings(redis_server.url, key)}
     result = await crawl(settings, tmp_path, site, spider=LateItemsSpider, fields=("url", "html"))
     assert paths(site, result.kept) == ARTICLES
     assert "simhash/duplicate" not in result.simhash
     assert result.simhash["simhash/index/size"] == 5
+    assert on_reactor == []
 
 
 @deferred_f_from_coro_f
