@@ -25,6 +25,7 @@ from scrapy_simhash.crawl.pages import PageWork
 from scrapy_simhash.crawl.pipeline import SimhashPipeline
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.text.extract import extract_text
+from scrapy_simhash.text.fingerprint import hamming
 
 from .test_scrapy_crawl import (
     ARTICLES,
@@ -698,6 +699,90 @@ async def test_an_item_text_whose_fingerprinting_raises_is_named_as_such(
     [failure] = [r for r in caplog.records if r.levelname == "ERROR"]
     assert failure.getMessage() == "Simhash failed on an item's text"
     assert "RuntimeError: a planted bug" in caplog.text
+
+
+_HARBOUR = (
+    "The harbour authority approved the new ferry timetable on Monday after three months of "
+    "talks with the island councils. Boats will leave every forty minutes in summer and every "
+    "hour in winter, and the last crossing moves to half past eleven at night. Fares stay as "
+    "they are until the spring review, when the authority will publish the costs of the two "
+    "new vessels ordered from the northern yard. Residents asked for more space for bicycles "
+    "and a quieter waiting room; both are promised for the second season. The councils said "
+    "the plan keeps the islands connected while the old pier is rebuilt over the next two "
+    "years, and that the timetable will be checked again after the first busy August."
+)
+
+
+def _harbour_page(text: str) -> bytes:
+    return (
+        "<html><head><title>Ferry timetable</title></head><body><article>"
+        f"<h1>New ferry timetable approved</h1><p>{text}</p></article></body></html>"
+    ).encode()
+
+
+@deferred_f_from_coro_f
+async def test_a_page_changed_by_exactly_k_bits_is_a_duplicate_of_itself(site, routes, tmp_path):
+    """README, "Across crawls": a page stored by an earlier crawl is a duplicate of itself
+    unless it changed by more than k bits. Here it changed by exactly k (k set to the
+    distance of its two versions): a duplicate of itself, at that distance, with the new
+    version's fingerprint in the meta of a dry run."""
+    url = site.url("/ferry.html")
+    routes["/ferry-index.html"] = (
+        200,
+        "text/html",
+        b"<html><body><ul><li><a href='/ferry.html'>ferry</a></li></ul></body></html>",
+    )
+    old = _harbour_page(_HARBOUR)
+    new = _harbour_page(_HARBOUR.replace("every forty minutes", "every half hour"))
+    fingerprints = []
+    for n, body in enumerate((old, new)):  # each version's fingerprint, as a crawl takes it
+        routes["/ferry.html"] = (200, "text/html; charset=utf-8", body)
+        seen = await crawl(
+            {**MIDDLEWARE, "SIMHASH_DRY_RUN": True},
+            tmp_path / f"alone{n}",
+            site,
+            start="/ferry-index.html",
+            fields=("url", "simhash"),
+        )
+        fingerprints.append(seen.kept[0]["simhash"]["fingerprint"])
+    k = hamming(*fingerprints)
+    assert 1 <= k <= 8, k  # the two versions are near duplicates at a distance k may take
+    settings = {**MIDDLEWARE, "SIMHASH_MAX_DISTANCE": k}
+    routes["/ferry.html"] = (200, "text/html; charset=utf-8", old)
+    await crawl(settings, tmp_path, site, start="/ferry-index.html")
+    routes["/ferry.html"] = (200, "text/html; charset=utf-8", new)
+    again = await crawl(
+        {**settings, "SIMHASH_DRY_RUN": True},
+        tmp_path,
+        site,
+        start="/ferry-index.html",
+        fields=("url", "simhash"),
+    )
+    [item] = again.kept
+    meta = item["simhash"]
+    decided = (meta["fingerprint"], meta["duplicate_of"], meta["distance"])
+    assert decided == (fingerprints[1], url, k)
+    assert again.simhash["simhash/duplicate"] == 1
+
+
+@deferred_f_from_coro_f
+async def test_a_page_fetched_again_beyond_the_decision_memory_is_kept_again(
+    site, tmp_path, monkeypatch
+):
+    """A page this crawl stored, fetched again (``dont_filter``) once the decision memory
+    has forgotten it, is found in the index as this crawl's own entry: kept again, not a
+    duplicate of itself as a page of an earlier crawl would be."""
+    monkeypatch.setattr(service_module, "DECISION_MEMORY", 1)
+    first, second = (site.url(path) for path in ARTICLES[:2])
+
+    class AgainSpider(SiteSpider):
+        async def start(self):
+            for i, url in enumerate((first, second, first)):
+                yield Request(url, self.parse_page, priority=-i, dont_filter=True)
+
+    result = await crawl(MIDDLEWARE, tmp_path, site, spider=AgainSpider)
+    assert [item["url"] for item in result.kept] == [first, second, first]
+    assert "simhash/duplicate" not in result.simhash
 
 
 def test_the_key_of_an_item_without_url_is_a_stable_hash_of_its_html():

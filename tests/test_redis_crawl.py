@@ -87,6 +87,8 @@ async def test_a_crawl_on_redis_drops_partner_copies_as_on_lmdb(
         for path, (article, rule) in expected.items():
             drop = index.dropped(site.url(path))
             assert (drop.kept, drop.rule) == (site.url(article), rule)
+            assert drop.record["url"] == site.url(path) and drop.record["title"]
+        assert all(index.get(site.url(p)).record["url"] == site.url(p) for p in ARTICLES)
     caplog.clear()
     settings = {**MIDDLEWARE, **redis_settings(redis_server.url, key)}
     on_redis = await crawl(
