@@ -123,7 +123,7 @@ def disk(tmp_path) -> Iterator[Path]:
         yield mount
 
 
-async def _crawl_on(disk: Path, site, routes, on_error: str, caplog, monkeypatch):
+async def _crawl_on(disk: Path, site, routes, on_error: str, caplog, monkeypatch, **extra):
     # Retries after 0.05-0.2 s rather than 0.25-3 s, so that the crawl gives up mid-way.
     monkeypatch.setattr(writes_module, "RETRY_DELAYS", (0.05, 0.1, 0.2))
     routes.update(_pages())
@@ -135,6 +135,7 @@ async def _crawl_on(disk: Path, site, routes, on_error: str, caplog, monkeypatch
         "SIMHASH_COMMIT_INTERVAL": 3600,
         "SIMHASH_ON_INDEX_ERROR": on_error,
         "LOG_LEVEL": "INFO",
+        **extra,
     }
     crawler = get_crawler(SiteSpider, settings)
     caplog.set_level(logging.INFO)
@@ -205,16 +206,18 @@ class _FreeSpaceOnError(logging.Handler):
             self.filler.unlink(missing_ok=True)
 
 
+@pytest.mark.parametrize("drop_records", [True, False], ids=["drop-records", "no-drop-records"])
 @deferred_f_from_coro_f
 async def test_a_write_that_fails_once_is_retried_and_loses_nothing(
-    disk, site, routes, caplog, monkeypatch
+    disk, site, routes, caplog, monkeypatch, drop_records
 ):
     filler = disk / "filler"
     filler.write_bytes(b"\0" * (944 * 1024))  # the index runs out of room early
     handler = _FreeSpaceOnError(filler)
     logging.getLogger(writes_module.__name__).addHandler(handler)
+    settings = {"SIMHASH_DROP_RECORDS": drop_records}
     try:
-        stats = await _crawl_on(disk, site, routes, "stop", caplog, monkeypatch)
+        stats = await _crawl_on(disk, site, routes, "stop", caplog, monkeypatch, **settings)
     finally:
         logging.getLogger(writes_module.__name__).removeHandler(handler)
     assert not filler.exists()
@@ -229,8 +232,15 @@ async def test_a_write_that_fails_once_is_retried_and_loses_nothing(
         assert sorted(index.keys()) == sorted(site.url(f"/gen/{i}.html") for i in range(ARTICLES))
         # The drops of the lost batch were recorded again with its pages.
         drops = list(index.drops())
+        if not drop_records:
+            assert drops == []
+            return
         assert len(drops) == len(COPIED)
         assert {d.kept for d in drops} <= set(index.keys())
+        copies = {site.url(f"/gen/copy-{i}.html"): site.url(f"/gen/{i}.html") for i in COPIED}
+        assert {d.key: d.kept for d in drops} == copies
+        assert {(d.distance, d.rule) for d in drops} == {(0, "hamming")}
+        assert all(d.record["url"] == d.key for d in drops)
 
 
 @deferred_f_from_coro_f
