@@ -14,9 +14,10 @@
 # apart, each on a copy of the committed tree in mutants-<stage>/ (ignored by git) whose
 # pyproject.toml mutates that one module against the tests that speak to it:
 #   config:  test_config, test_redis_config (settings read, checked, named in errors);
-#   service: test_promises, test_drops, test_scrapy_crawl and test_redis_crawl, less its
-#            `scrapy crawl` processes, which cannot import the mutated copy of the package
-#            (the LMDB fault tests crawl in processes too: left out).
+#   service: test_promises, test_drops, test_scrapy_crawl, test_redis_crawl and
+#            test_faults, less the tests that run `scrapy crawl` or `scrapy-simhash verify`
+#            in processes of their own, which cannot import the mutated copy of the package
+#            (test_faults' full disks need root, as in CI: without it they skip).
 # Results: `cd mutants-<stage> && ../.venv/bin/mutmut results`.
 set -e
 cd "$(dirname "$0")/.."
@@ -27,8 +28,8 @@ if [ "$1" = "--stage" ]; then
     case $stage in
         config) tests='"tests/test_config.py", "tests/test_redis_config.py"' ;;
         service) tests='"tests/test_promises.py", "tests/test_drops.py",
-    "tests/test_scrapy_crawl.py", "tests/test_redis_crawl.py",
-    "-k", "not two_scrapy_crawl_processes"' ;;
+    "tests/test_scrapy_crawl.py", "tests/test_redis_crawl.py", "tests/test_faults.py",
+    "-k", "not two_scrapy_crawl_processes and not verify and not injected_io_error"' ;;
         *) echo "--stage config or --stage service" >&2; exit 2 ;;
     esac
     if [ "$1" = "--fresh" ]; then
