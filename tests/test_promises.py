@@ -131,6 +131,25 @@ async def test_max_body_size_limits_and_zero_means_no_limit(site, tmp_path):
 
 
 @deferred_f_from_coro_f
+async def test_a_body_of_exactly_the_max_body_size_is_checked(site, routes, tmp_path):
+    """ "Larger responses are not extracted": one of exactly SIMHASH_MAX_BODY_SIZE bytes is."""
+    body = _harbour_page(_HARBOUR)
+    routes["/ferry.html"] = (200, "text/html; charset=utf-8", body)
+    routes["/ferry-index.html"] = (
+        200,
+        "text/html",
+        b"<html><body><ul><li><a href='/ferry.html'>ferry</a></li></ul></body></html>",
+    )
+    for limit, stat in (
+        (len(body), "simhash/unique"),
+        (len(body) - 1, "simhash/skipped/too_large"),
+    ):
+        settings = {**MIDDLEWARE, "SIMHASH_MAX_BODY_SIZE": limit}
+        result = await crawl(settings, tmp_path / str(limit), site, start="/ferry-index.html")
+        assert result.simhash.get(stat) == 1, (limit, result.simhash)
+
+
+@deferred_f_from_coro_f
 async def test_the_dry_run_tells_the_spider_what_it_would_have_dropped(site, tmp_path):
     seen = {}
 
