@@ -804,6 +804,38 @@ async def test_a_page_fetched_again_beyond_the_decision_memory_is_kept_again(
     assert "simhash/duplicate" not in result.simhash
 
 
+_LIBRARY = (
+    "The town library will open its doors two evenings a week from March, when the night "
+    "school moves into the reading rooms on the first floor. Classes in languages, "
+    "bookkeeping and first aid start at seven and finish by half past nine, and the lending "
+    "desk stays open for the students until the last class ends. The council pays for the "
+    "heating and the extra staff from the fund left by the old mill, and the teachers come "
+    "from the college across the river. Places are free for residents, and the first term "
+    "is already half full, the librarian said on Friday."
+)
+
+
+@deferred_f_from_coro_f
+async def test_items_without_url_are_linked_by_their_whole_html(site, routes, tmp_path):
+    """Items without URL are linked to a page by their HTML: the same HTML is the same page,
+    and HTML of the same length is not. Here an exact copy of an article, in a page whose
+    HTML differs by a comment, is dropped; a third, different article whose HTML has that
+    copy's length is decided on its own, and kept."""
+    original = _harbour_page(_HARBOUR)
+    copy = original.replace(b"</body>", b"<!-- syndicated --></body>")
+    other = _harbour_page(_LIBRARY)
+    other = other.replace(b"</body>", b"<!--" + b" " * (len(copy) - len(other) - 7) + b"--></body>")
+    assert len(other) == len(copy) and other != copy
+    pages = {"/h1.html": original, "/h2.html": copy, "/lib.html": other}
+    for path, body in pages.items():
+        routes[path] = (200, "text/html; charset=utf-8", body)
+    links = "".join(f"<li><a href='{path}'>{path}</a></li>" for path in pages)
+    routes["/h-index.html"] = (200, "text/html", f"<ul>{links}</ul>".encode())
+    result = await crawl(PIPELINE, tmp_path, site, start="/h-index.html", fields=("html",))
+    assert [item["html"].encode() for item in result.kept] == [original, other]
+    assert [item["html"].encode() for item, _ in result.dropped] == [copy]
+
+
 def test_the_key_of_an_item_without_url_is_a_stable_hash_of_its_html():
     """Such keys are stored: the same HTML gives the same key in every crawl, process and
     version (golden values, BLAKE2b of 16 bytes), as bytes or decoded, and HTML holding a
