@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import urljoin
 
 import pytest
 from scrapy import Request, signals
@@ -351,6 +352,24 @@ def test_the_addon_keeps_priorities_the_user_set():
     assert fresh.getdict("ITEM_PIPELINES") == {SimhashPipeline: 200}
 
 
+class LateItemsSpider(SiteSpider):
+    """Requests the site's articles in order and yields all their items only once the last
+    article is parsed: the items reach the pipeline after every page was decided."""
+
+    def __init__(self, start_url, **kwargs):
+        super().__init__(start_url, **kwargs)
+        self.pending: list = []
+
+    async def start(self):
+        for i, path in enumerate(ARTICLES):
+            yield Request(urljoin(self.start_url, path), self.parse_page, priority=-i)
+
+    def parse_page(self, response):
+        self.pending.extend(super().parse_page(response))
+        if len(self.pending) == len(ARTICLES):
+            yield from self.pending
+
+
 @deferred_f_from_coro_f
 async def test_items_of_pages_older_than_the_decision_memory_are_found_in_the_index(
     site, tmp_path, monkeypatch
@@ -359,19 +378,6 @@ async def test_items_of_pages_older_than_the_decision_memory_are_found_in_the_in
     article was decided, are linked to their pages by the entries this crawl stored: each is
     kept, none is fingerprinted again (or found to duplicate its own page)."""
     monkeypatch.setattr(service_module, "DECISION_MEMORY", 1)
-
-    class LateItemsSpider(SiteSpider):
-        pending: ClassVar[list] = []
-
-        async def start(self):
-            for i, path in enumerate(ARTICLES):
-                yield Request(site.url(path), self.parse_page, priority=-i)
-
-        def parse_page(self, response):
-            self.pending.extend(super().parse_page(response))
-            if len(self.pending) == len(ARTICLES):
-                yield from self.pending
-
     result = await crawl(BOTH, tmp_path, site, spider=LateItemsSpider, fields=("url", "html"))
     assert paths(site, result.kept) == ARTICLES
     assert result.simhash == {"simhash/checked": 5, "simhash/unique": 5, "simhash/index/size": 5}

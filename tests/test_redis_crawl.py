@@ -10,10 +10,9 @@ import sys
 import threading
 import uuid
 from collections import Counter
-from typing import ClassVar
 
 import pytest
-from scrapy import Request, signals
+from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
@@ -28,6 +27,7 @@ from scrapy_simhash.text.signature import RULES
 from ._redis_server import RedisClusterServers, RedisServer
 from .test_example_project import ARTICLES as TITLES
 from .test_example_project import EXAMPLE, simhash_stats
+from .test_promises import LateItemsSpider
 from .test_scrapy_crawl import ARTICLES, BOTH, MIDDLEWARE, SITE_STATS, SiteSpider, crawl, paths
 from .test_signature import partner_copies
 
@@ -148,19 +148,6 @@ async def test_items_of_pages_older_than_the_decision_memory_on_redis(
     and the server finds the entry this crawl stored under its key: its own, not a
     duplicate. Every item is kept."""
     monkeypatch.setattr(service_module, "DECISION_MEMORY", 1)
-
-    class LateItemsSpider(SiteSpider):
-        pending: ClassVar[list] = []
-
-        async def start(self):
-            for i, path in enumerate(ARTICLES):
-                yield Request(site.url(path), self.parse_page, priority=-i)
-
-        def parse_page(self, response):
-            self.pending.extend(super().parse_page(response))
-            if len(self.pending) == len(ARTICLES):
-                yield from self.pending
-
     # No read or check on the server from the reactor thread (the index is opened and
     # counted there before the first request): the service must not read the index there to
     # recall a forgotten page, as it does on LMDB.
