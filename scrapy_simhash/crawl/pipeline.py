@@ -64,7 +64,7 @@ class SimhashPipeline:
         service = self.service
         config = service.config
         if url is not None:
-            decision = service.recall_page(url)
+            decision = await service.recall_page(url)
             if decision is not None:
                 return decision
         html = _field(adapter, config.html_field)

@@ -315,19 +315,31 @@ class DedupService:
                 return decision
         return None
 
-    def recall_page(self, url: str) -> Decision | None:
+    async def recall_page(self, url: str) -> Decision | None:
         """The decision for the page at ``url`` in this crawl: remembered, or (once forgotten)
-        an index entry this crawl stored."""
+        an index entry this crawl stored. A Redis index is read off the reactor thread."""
         decision = self.recall(url)
-        local = self.remote is None  # no blocking call to a server here
-        if decision is None and self._index is not None and local and not self.writes.given_up:
-            try:
-                stored = self._index.get(url)
-            except STORAGE_ERRORS:  # the page is decided again, where errors are handled
+        index = self._index
+        if decision is not None or index is None:
+            return decision
+        # an index error: the page is decided again, where errors are handled
+        if self.remote is None:
+            if self.writes.given_up:
                 return None
-            if stored is not None and stored.record.get("run") == self.run:
-                decision = Decision(fingerprint=stored.fingerprint)
-        return decision
+            try:
+                stored = index.get(url)
+            except STORAGE_ERRORS:
+                return None
+        else:
+            if self.remote.gave_up:
+                return None
+            try:
+                stored = await maybe_deferred_to_future(deferToThread(index.get, url))
+            except redis_errors():
+                return None
+        if stored is not None and stored.record.get("run") == self.run:
+            return Decision(fingerprint=stored.fingerprint)
+        return None
 
     # -- the work on a page -----------------------------------------------------------------
 
