@@ -245,7 +245,9 @@ class DedupService:
         """Commit the index writes made so far (see :meth:`.IndexWrites.commit`)."""
         return self.writes.commit()
 
-    async def close(self) -> None:
+    # Not mutated by mutmut: its wrapper (*args, **kwargs) hides from Scrapy which arguments
+    # this signal handler takes, and every crawl would fail with it in place.
+    async def close(self) -> None:  # pragma: no mutate block
         """At spider_closed: let the work under way finish, commit, record
         ``simhash/index/size``, release the index, stop the workers."""
         self._closed = True  # a page arriving from now on passes unchecked
