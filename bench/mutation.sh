@@ -3,21 +3,26 @@
 # docs/mutation.md has the figures and the review of the survivors).
 #   .venv/bin/pip install mutmut==3.8.1     # a dev tool: not in the package's extras
 #   sh bench/mutation.sh [--fresh] [mutmut run options and mutant names]
-#   sh bench/mutation.sh --stage config|service [--fresh] [mutmut run options]
+#   sh bench/mutation.sh --stage config|service|scrapy|cli [--fresh] [mutmut run options]
 # Writes mutants/ (ignored by git) and keeps it: a run stopped part way, or a run after a
 # change, goes on from the verdicts already there (mutmut tests again only the mutants of
 # functions whose code changed). --fresh deletes mutants/ first. `.venv/bin/mutmut results`
 # lists the survivors and `.venv/bin/mutmut show NAME` shows one.
 #
 # Every crawl test reads the config and runs the service, so against the whole selection
-# each survivor of theirs costs minutes (a few mutants a minute here). --stage runs them
-# apart, each on a copy of the committed tree in mutants-<stage>/ (ignored by git) whose
-# pyproject.toml mutates that one module against the tests that speak to it:
-#   config:  test_config, test_redis_config (settings read, checked, named in errors);
-#   service: test_promises, test_drops, test_scrapy_crawl, test_redis_crawl and
-#            test_faults, less the tests that run `scrapy crawl` or `scrapy-simhash verify`
-#            in processes of their own, which cannot import the mutated copy of the package
-#            (test_faults' full disks need root, as in CI: without it they skip).
+# each survivor of theirs costs minutes (a few mutants a minute here). --stage runs a part
+# apart, on a copy of the committed tree in mutants-<stage>/ (ignored by git) whose
+# pyproject.toml mutates those modules against the tests that speak to them:
+#   config:  crawl/config.py against test_config, test_redis_config (settings read, checked,
+#            named in errors);
+#   service: crawl/service.py against test_promises, test_drops, test_scrapy_crawl,
+#            test_redis_crawl and test_faults, less the tests that run `scrapy crawl` or
+#            `scrapy-simhash verify` in processes of their own, which cannot import the
+#            mutated copy of the package (test_faults' full disks need root, as in CI: without
+#            it they skip);
+#   scrapy:  the middleware, pipeline, add-on, writes and pages, against the same tests;
+#   cli:     cli/ against test_cli, test_report and test_redis_cli, less the Chromium
+#            rendering and the `scrapy simhash` runs in a project folder of their own.
 # Results: `cd mutants-<stage> && ../.venv/bin/mutmut results`.
 set -e
 cd "$(dirname "$0")/.."
@@ -25,12 +30,23 @@ root=$PWD
 if [ "$1" = "--stage" ]; then
     stage=$2
     shift 2
-    case $stage in
-        config) tests='"tests/test_config.py", "tests/test_redis_config.py"' ;;
-        service) tests='"tests/test_promises.py", "tests/test_drops.py",
+    crawl_tests='"tests/test_promises.py", "tests/test_drops.py",
     "tests/test_scrapy_crawl.py", "tests/test_redis_crawl.py", "tests/test_faults.py",
-    "-k", "not two_scrapy_crawl_processes and not verify and not injected_io_error"' ;;
-        *) echo "--stage config or --stage service" >&2; exit 2 ;;
+    "-k", "not two_scrapy_crawl_processes and not verify and not injected_io_error"'
+    case $stage in
+        config) modules='"scrapy_simhash/crawl/config.py"'
+            tests='"tests/test_config.py", "tests/test_redis_config.py"' ;;
+        service) modules='"scrapy_simhash/crawl/service.py"'
+            tests=$crawl_tests ;;
+        scrapy) modules='"scrapy_simhash/crawl/middleware.py", "scrapy_simhash/crawl/pipeline.py",
+    "scrapy_simhash/crawl/addon.py", "scrapy_simhash/crawl/writes.py",
+    "scrapy_simhash/crawl/pages.py"'
+            tests=$crawl_tests ;;
+        cli) modules='"scrapy_simhash/cli/*"'
+            tests='"tests/test_cli.py", "tests/test_report.py", "tests/test_redis_cli.py",
+    "--deselect", "tests/test_report.py::test_the_report_renders_in_headless_chromium",
+    "-k", "not scrapy_command and not spider_name_for_its_redis_index"' ;;
+        *) echo "--stage config, service, scrapy or cli" >&2; exit 2 ;;
     esac
     if [ "$1" = "--fresh" ]; then
         shift
@@ -38,7 +54,7 @@ if [ "$1" = "--stage" ]; then
     fi
     mkdir -p "mutants-$stage"
     git archive HEAD | tar -x -C "mutants-$stage"
-    "$root/.venv/bin/python" bench/mutation_stage.py "mutants-$stage/pyproject.toml" "$stage" "$tests"
+    "$root/.venv/bin/python" bench/mutation_stage.py "mutants-$stage/pyproject.toml" "$modules" "$tests"
     ln -sfn "$root/.venv" "mutants-$stage/.venv"
     cd "mutants-$stage"
 fi

@@ -1,7 +1,7 @@
 """Rewrite a copy's ``[tool.mutmut]`` for one stage of ``bench/mutation.sh --stage``: mutate
-``scrapy_simhash/crawl/<stage>.py`` only, against the tests given (TOML array items).
+the modules given only, against the tests given (each a list of TOML array items).
 
-Usage: python bench/mutation_stage.py PYPROJECT STAGE TESTS
+Usage: python bench/mutation_stage.py PYPROJECT MODULES TESTS
 """
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 
 
-def main(path: Path, stage: str, tests: str) -> None:
+def main(path: Path, modules: str, tests: str) -> None:
     text = path.read_text(encoding="utf-8")
     selection = (
-        f"pytest_add_cli_args_test_selection = [\n    {tests},\n]\n"
-        f'only_mutate = ["scrapy_simhash/crawl/{stage}.py"]\n'
+        f"pytest_add_cli_args_test_selection = [\n    {tests},\n]\nonly_mutate = [{modules}]\n"
     )
     text, n = re.subn(
         r"pytest_add_cli_args_test_selection = \[.*?\n\]\n", selection, text, flags=re.S
