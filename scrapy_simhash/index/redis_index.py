@@ -137,6 +137,7 @@ from .records import (
     sealed,
     signed,
 )
+from .redis_bulk import INSTALL, bulk_load
 from .sentences import (
     decode_signature,
     posting_problems,
@@ -423,6 +424,7 @@ class RedisIndex(IndexFace):
             moves.append(bytes([len(inverse), *(b for move in inverse for b in move)]))
         self._moves = b"".join(moves)
         self._script = self.client.register_script(SCRIPT)
+        self._install_script = self.client.register_script(INSTALL)
 
     def _read_meta(self) -> dict[str, str]:
         raw = self.client.hgetall(self._meta)
@@ -726,10 +728,20 @@ class RedisIndex(IndexFace):
         self._decide("insert", checked_signed_items([(fingerprint, key, record)])[0])
 
     def insert_many(self, items: Iterable[tuple[int | PageSignature, str, dict[str, Any]]]) -> int:
-        """Store many ``(fingerprint or signature, key, record)``, pipelined :data:`CHUNK` at a
-        time (the last of repeated keys wins); returns how many items were read. Every item
-        of a chunk is checked before the chunk is sent."""
+        """Store many ``(fingerprint or signature, key, record)`` (the last of repeated keys
+        wins); returns how many items were read.
+
+        Into an empty index the hashes are built on the client and installed by one script,
+        all at once (:mod:`.redis_bulk`; every item is checked before anything is written).
+        Else, or when another client stored a document meanwhile, the items are inserted by
+        scripts, pipelined :data:`CHUNK` at a time, every item of a chunk checked before the
+        chunk is sent."""
         self._writable()
+        if self._is_empty():
+            items = items if isinstance(items, list) else list(items)
+            loaded = bulk_load(self, items)
+            if loaded is not None:
+                return loaded
         read = 0
         chunk: list[tuple[int | PageSignature, str, dict[str, Any]]] = []
         for item in items:
@@ -741,6 +753,23 @@ class RedisIndex(IndexFace):
         if chunk:
             self._insert_chunk(chunk)
         return read
+
+    def _is_empty(self) -> bool:
+        """Whether the index holds nothing: no document, drop record or learned sentence,
+        and no table."""
+        meta = self.client.hget(self._meta, "fingerprints")
+        if meta is None or int(meta) != 0:
+            return False
+        return not self.client.exists(*self._keys[1:])
+
+    def _install(self, keys: list[str], args: list[Any]) -> bool:
+        """:data:`.redis_bulk.INSTALL`: True when installed, False when the index is no
+        longer empty."""
+        try:
+            return bool(self._install_script(keys=keys, args=args))
+        except redis_errors() as exc:
+            self._changed(exc)
+            raise
 
     def _insert_chunk(self, chunk: list[tuple[int | PageSignature, str, dict[str, Any]]]) -> None:
         checked = checked_signed_items(chunk)
