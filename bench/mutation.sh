@@ -21,8 +21,10 @@
 #            mutated copy of the package (test_faults' full disks need root, as in CI: without
 #            it they skip);
 #   scrapy:  the middleware, pipeline, add-on, writes and pages, against the same tests;
-#   cli:     cli/ against test_cli, test_report and test_redis_cli, less the Chromium
-#            rendering and the `scrapy simhash` runs in a project folder of their own.
+#   cli:     cli/ against test_cli, test_report, test_redis_cli, test_drops (explain,
+#            clusters, remove of drop records) and test_signature (explain by the sentence
+#            rule), less the Chromium rendering and the `scrapy simhash` runs in a project
+#            folder of their own.
 # Results: `cd mutants-<stage> && ../.venv/bin/mutmut results`.
 set -e
 cd "$(dirname "$0")/.."
@@ -44,7 +46,7 @@ if [ "$1" = "--stage" ]; then
             tests=$crawl_tests ;;
         cli) modules='"scrapy_simhash/cli/*"'
             tests='"tests/test_cli.py", "tests/test_report.py", "tests/test_redis_cli.py",
-    "--deselect", "tests/test_report.py::test_the_report_renders_in_headless_chromium",
+    "tests/test_drops.py", "tests/test_signature.py", "--deselect", "tests/test_report.py::test_the_report_renders_in_headless_chromium",
     "-k", "not scrapy_command and not spider_name_for_its_redis_index"' ;;
         *) echo "--stage config, service, scrapy or cli" >&2; exit 2 ;;
     esac
