@@ -298,3 +298,25 @@ def test_a_load_with_a_bad_item_writes_nothing(redis_server, key):
         assert len(ix) == 0
         with redis_server.client() as client:
             assert sorted(client.scan_iter(match=f"{{{key}}}*")) == [f"{{{key}}}:meta".encode()]
+
+
+def test_a_load_whose_staging_key_was_evicted_installs_nothing(redis_server, key, monkeypatch):
+    """A server whose ``volatile-*`` policy evicts keys with a time to live may evict a bulk
+    load's staging keys (they expire, in case the load dies): the install then refuses, and
+    nothing is loaded."""
+    import redis
+
+    install = RedisIndex._install
+
+    def evict_one(self, keys, args):
+        with redis_server.client() as client:
+            client.delete(next(k for k in keys if ":load:" in k and k.endswith(":t01")))
+        return install(self, keys, args)
+
+    monkeypatch.setattr(RedisIndex, "_install", evict_one)
+    with RedisIndex(redis_server.url, key) as ix:
+        with pytest.raises(redis.ResponseError, match="lost a staging key"):
+            ix.insert_many([(i << 24, f"k{i}", {}) for i in range(500)])
+        assert len(ix) == 0
+        with redis_server.client() as client:
+            assert sorted(client.scan_iter(match=f"{{{key}}}*")) == [f"{{{key}}}:meta".encode()]

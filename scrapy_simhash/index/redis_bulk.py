@@ -15,7 +15,9 @@ one script (:data:`INSTALL`) checks that the index is still the one opened and s
 and renames the staging keys into place and sets the count of fingerprints. Scripts are
 atomic, so every other client sees the index empty before the script and whole after it:
 no check ever meets a half-loaded index. When another client stored anything meanwhile,
-the script deletes the staging keys and says so, and the caller inserts by scripts instead.
+the script deletes the staging keys and says so, and the caller inserts by scripts instead;
+when a staging key lost fields (a ``volatile-*`` eviction policy may evict keys that expire),
+it deletes them and fails: nothing is installed.
 
 The result is the scripted insert's, key for key: the same records (first seen now, or the
 ``seen`` a record gives), signatures, postings and buckets; only the order of the document
@@ -53,25 +55,34 @@ COMMANDS = 16
 
 #: KEYS: meta, then the index's keys to fill, then the index's other keys, then the staging
 #: keys in the order of the keys to fill. ARGV: the index's token, the count of keys to fill,
-#: the count of other keys, the count of distinct fingerprints loaded. The answer: 1 when
-#: installed, 0 when the index is no longer empty (the staging keys deleted).
+#: the count of other keys, the count of distinct fingerprints loaded, then the fields
+#: written to each staging key (0: none). The answer: 1 when installed, 0 when the index is
+#: no longer empty; an error when a staging key lost fields (evicted by a ``volatile-*``
+#: policy, or expired). Either way but the first, the staging keys are deleted.
 INSTALL = """
 if redis.call('HGET', KEYS[1], 'created') ~= ARGV[1] then
   return redis.error_reply('SIMHASHCHANGED the index was reset or replaced since it was opened')
 end
 local filled, others = tonumber(ARGV[2]), tonumber(ARGV[3])
+local first = 2 + filled + others
+local function discard()
+  for i = first, first + filled - 1 do redis.call('DEL', KEYS[i]) end
+end
 local empty = redis.call('HGET', KEYS[1], 'fingerprints') == '0'
 for i = 2, 1 + filled + others do
   if empty and redis.call('EXISTS', KEYS[i]) == 1 then empty = false end
 end
-local first = 2 + filled + others
-if not empty then
-  for i = first, first + filled - 1 do redis.call('DEL', KEYS[i]) end
-  return 0
+if not empty then discard() return 0 end
+for i = 0, filled - 1 do
+  if redis.call('HLEN', KEYS[first + i]) ~= tonumber(ARGV[5 + i]) then
+    discard()
+    return redis.error_reply('SIMHASHLOAD the bulk load lost a staging key (evicted or ' ..
+      'expired) before its install; nothing was loaded')
+  end
 end
 for i = 0, filled - 1 do
   local staged, target = KEYS[first + i], KEYS[2 + i]
-  if redis.call('EXISTS', staged) == 1 then
+  if tonumber(ARGV[5 + i]) > 0 then
     redis.call('RENAME', staged, target)
     redis.call('PERSIST', target)
   end
@@ -132,6 +143,8 @@ class Staging:
         self.keys = [f"{tag}:load:{token}:{name}" for name in names]
         self._pipe = index._pipeline()
         self._commands = 0
+        #: Fields written to each staging key.
+        self.counts = [0] * len(names)
 
     def put(self, at: int, fields: Iterator[tuple[bytes, bytes]]) -> None:
         """Set ``fields`` in the staging key ``at``, :data:`FIELDS` a command."""
@@ -141,6 +154,7 @@ class Staging:
             if not mapping:
                 return
             self._pipe.hset(key, mapping=mapping)
+            self.counts[at] += len(mapping)
             self._pipe.expire(key, STAGING_TTL)
             self._commands += 1
             if self._commands >= COMMANDS:
@@ -206,7 +220,7 @@ def _bulk_load(index: RedisIndex, items: list[Any]) -> int | None:
         staging.flush()
         installed = index._install(
             [index._meta, *targets, *others, *staging.keys],
-            [index._token, len(targets), len(others), len(distinct)],
+            [index._token, len(targets), len(others), len(distinct), *staging.counts],
         )
     except BaseException:
         staging.discard()
