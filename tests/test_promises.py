@@ -790,6 +790,15 @@ async def test_a_page_changed_by_exactly_k_bits_is_a_duplicate_of_itself(site, r
     assert again.simhash["simhash/duplicate"] == 1
 
 
+class AgainSpider(SiteSpider):
+    """Requests the site's first article, its second, then the first again (``dont_filter``)."""
+
+    async def start(self):
+        first, second = (urljoin(self.start_url, path) for path in ARTICLES[:2])
+        for i, url in enumerate((first, second, first)):
+            yield Request(url, self.parse_page, priority=-i, dont_filter=True)
+
+
 @deferred_f_from_coro_f
 async def test_a_page_fetched_again_beyond_the_decision_memory_is_kept_again(
     site, tmp_path, monkeypatch
@@ -799,12 +808,6 @@ async def test_a_page_fetched_again_beyond_the_decision_memory_is_kept_again(
     duplicate of itself as a page of an earlier crawl would be."""
     monkeypatch.setattr(service_module, "DECISION_MEMORY", 1)
     first, second = (site.url(path) for path in ARTICLES[:2])
-
-    class AgainSpider(SiteSpider):
-        async def start(self):
-            for i, url in enumerate((first, second, first)):
-                yield Request(url, self.parse_page, priority=-i, dont_filter=True)
-
     result = await crawl(MIDDLEWARE, tmp_path, site, spider=AgainSpider)
     assert [item["url"] for item in result.kept] == [first, second, first]
     assert "simhash/duplicate" not in result.simhash

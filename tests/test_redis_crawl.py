@@ -27,7 +27,7 @@ from scrapy_simhash.text.signature import RULES
 from ._redis_server import RedisClusterServers, RedisServer
 from .test_example_project import ARTICLES as TITLES
 from .test_example_project import EXAMPLE, simhash_stats
-from .test_promises import LateItemsSpider
+from .test_promises import AgainSpider, LateItemsSpider
 from .test_scrapy_crawl import ARTICLES, BOTH, MIDDLEWARE, SITE_STATS, SiteSpider, crawl, paths
 from .test_signature import partner_copies
 
@@ -170,6 +170,20 @@ async def test_items_of_pages_older_than_the_decision_memory_on_redis(
     assert result.simhash == {"simhash/checked": 5, "simhash/unique": 5, "simhash/index/size": 5}
     assert on_reactor == []
     assert sorted(url.removeprefix(site.url("")) for url in recalled) == sorted(ARTICLES)
+
+
+@deferred_f_from_coro_f
+async def test_a_page_fetched_again_beyond_the_decision_memory_on_redis(
+    site, tmp_path, redis_server, key, monkeypatch
+):
+    """As on LMDB: a page this crawl stored, fetched again once the decision memory has
+    forgotten it, is found on the server as this crawl's own entry, and kept again."""
+    monkeypatch.setattr(service_module, "DECISION_MEMORY", 1)
+    first, second = (site.url(path) for path in ARTICLES[:2])
+    settings = {**MIDDLEWARE, **redis_settings(redis_server.url, key)}
+    result = await crawl(settings, tmp_path, site, spider=AgainSpider)
+    assert [item["url"] for item in result.kept] == [first, second, first]
+    assert "simhash/duplicate" not in result.simhash
 
 
 @deferred_f_from_coro_f
