@@ -186,9 +186,13 @@ def test_on_the_cluster(redis_cluster):
     with RedisIndex(redis_cluster.url, key) as ix:
         try:
             assert ix.cluster
-            ix.insert_many((i << 30, f"k{i}", {}) for i in range(100))
+            items = _bulk_items(9)[:300]  # a bulk load, signatures included
+            items[5] = (5 << 30, "k5", {})
+            ix.insert_many(items)
             assert ix.check_and_insert((5 << 30) ^ 1, "near").key == "k5"
             assert ix.verify() == []
+            assert len(ix) == 300  # "near" was dropped
+            assert list(ix.client.scan_iter(match=f"{{{key}}}:load:*")) == []
             assert ix.stats()["maxmemory_policy"] == "noeviction"
             assert ix.memory()["tables_memory"] > 0
         finally:
