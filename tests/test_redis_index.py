@@ -6,10 +6,12 @@ from __future__ import annotations
 import random
 import uuid
 
+import numpy as np
 import pytest
 
 from scrapy_simhash.index import IndexMismatchError, SimhashIndex
 from scrapy_simhash.index.layout import build_layout
+from scrapy_simhash.index.redis_bulk import table_buckets
 from scrapy_simhash.index.redis_index import RedisIndex, choose_field_bits, redact
 from scrapy_simhash.text.signature import PageSignature
 
@@ -324,3 +326,21 @@ def test_a_load_whose_staging_key_was_evicted_installs_nothing(redis_server, key
         assert len(ix) == 0
         with redis_server.client() as client:
             assert sorted(client.scan_iter(match=f"{{{key}}}*")) == [f"{{{key}}}:meta".encode()]
+
+
+@pytest.mark.parametrize("field_bits", [0, 1, 8, 13, 16, 17, 24])
+def test_bulk_buckets_are_the_scripts_fields_and_values(field_bits):
+    """The buckets a bulk load writes hold each permuted fingerprint under the field and
+    with the value the script's arguments give it (``RedisIndex._item``: the top bits in
+    whole bytes, the rest in ``8 - bits // 8`` bytes), in ascending order."""
+    rng = random.Random(field_bits)
+    permuted = sorted({rng.getrandbits(64) for _ in range(2000)} | {0, 2**64 - 1})
+    width = 8 - field_bits // 8
+    shift = 64 - field_bits
+    expected: dict[bytes, bytes] = {}
+    for value in permuted:
+        field = (value >> shift).to_bytes((field_bits + 7) // 8, "big")
+        low = value & ((1 << shift) - 1)
+        expected[field] = expected.get(field, b"") + low.to_bytes(width, "big")
+    array = np.array(permuted, dtype=np.uint64)
+    assert dict(table_buckets(array, field_bits, width)) == expected

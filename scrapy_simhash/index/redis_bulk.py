@@ -121,8 +121,8 @@ def table_buckets(
     n = permuted.size
     if not n:
         return iter(())
-    shift = np.uint64(64 - field_bits)
-    fields = permuted >> shift
+    # no field bits: one bucket (a shift by 64 would leave the values as they are)
+    fields = permuted >> np.uint64(64 - field_bits) if field_bits else np.zeros_like(permuted)
     first = np.flatnonzero(np.concatenate(([True], fields[1:] != fields[:-1])))
     values = (permuted & np.uint64((1 << (64 - field_bits)) - 1)).astype(">u8")
     blob = values.view(np.uint8).reshape(-1, 8)[:, 8 - width :].tobytes()
