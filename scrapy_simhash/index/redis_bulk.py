@@ -121,7 +121,7 @@ def table_buckets(
     n = permuted.size
     if not n:
         return iter(())
-    # no field bits: one bucket (a shift by 64 would leave the values as they are)
+    # no field bits: one bucket, without shifting by the whole 64 bits
     fields = permuted >> np.uint64(64 - field_bits) if field_bits else np.zeros_like(permuted)
     first = np.flatnonzero(np.concatenate(([True], fields[1:] != fields[:-1])))
     values = (permuted & np.uint64((1 << (64 - field_bits)) - 1)).astype(">u8")
