@@ -331,6 +331,7 @@ async def test_a_damaged_record_costs_its_pages_a_check_not_the_crawl(site, tmp_
         with storage.write() as txn:
             txn.put(index._docs.docs, doc_id(damaged), b"\xff" * 11)  # cut short, not UTF-8
     caplog.set_level(logging.INFO)
+    caplog.set_level(logging.DEBUG, "scrapy_simhash.crawl.writes")
     second = get_crawler(SiteSpider, settings)
     await second.crawl_async(start_url=site.url("/index.html"))
     stats = second.stats.get_stats()
@@ -343,6 +344,9 @@ async def test_a_damaged_record_costs_its_pages_a_check_not_the_crawl(site, tmp_
     assert stats["simhash/duplicate"] == 11 - readers
     errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and "is damaged" in errors[0] and "verify" in errors[0]
+    assert "(index damaged: a document record fails its checksum)" in errors[0]
+    met = [r.getMessage() for r in caplog.records if "damaged record met" in r.getMessage()]
+    assert met[0].endswith(f"damaged record met checking {damaged}")
     assert not any(r.exc_info for r in caplog.records)
 
 
