@@ -3,11 +3,13 @@
 It holds the config, the index (one LMDB environment), the worker pool (or the work done
 inline) and the stats, and remembers what it decided for each page in this crawl, so that an
 item from a page the middleware admitted is not checked again (and found to duplicate itself),
-and so that no page is extracted twice. Every check against the index happens here, in the
-reactor thread, one at a time: two near-duplicates whose work finishes together still keep
+and so that no page is extracted twice. Every check against an LMDB index happens here, in
+the reactor thread, one at a time: two near-duplicates whose work finishes together still keep
 exactly one. Writes are batched, committed and retried by :mod:`.writes`; a page whose check
 meets an index error passes, counted as ``simhash/skipped/index_error``, and never becomes a
-download error.
+download error. A Redis index is never called from the reactor thread: its checks go, in
+arrival order, to the thread of :mod:`.remote`, and a page's entry is read in Scrapy's thread
+pool.
 """
 
 from __future__ import annotations
