@@ -46,7 +46,8 @@ if [ "$1" = "--stage" ]; then
             tests=$crawl_tests ;;
         cli) modules='"scrapy_simhash/cli/*"'
             tests='"tests/test_cli.py", "tests/test_report.py", "tests/test_redis_cli.py",
-    "tests/test_drops.py", "tests/test_signature.py", "--deselect", "tests/test_report.py::test_the_report_renders_in_headless_chromium",
+    "tests/test_drops.py", "tests/test_signature.py",
+    "--deselect", "tests/test_report.py::test_the_report_renders_in_headless_chromium",
     "-k", "not scrapy_command and not spider_name_for_its_redis_index"' ;;
         *) echo "--stage config, service, scrapy or cli" >&2; exit 2 ;;
     esac
