@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..text.signature import PageSignature
 from .records import (
     HEADER,
     Buckets,
@@ -244,6 +245,26 @@ def read_items(items: Iterable[tuple[int, str, dict[str, Any]]]) -> Columns:
     records = list(map(_RECORD, items))
     _check_columns(keys, records)
     return Columns(items, fingerprints, keys, records)
+
+
+def split_signatures(
+    items: Iterable[tuple[int | PageSignature, str, dict[str, Any]]],
+) -> tuple[list[tuple[Any, Any, Any]], dict[str, PageSignature | None]]:
+    """The items with bare fingerprints, and each key's page signature (None when the last
+    item of a key that had one gives a bare fingerprint): what a bulk load stores apart."""
+    signatures: dict[str, PageSignature | None] = {}
+    plain: list[tuple[Any, Any, Any]] = []
+    for item in items:
+        if isinstance(item, tuple) and len(item) == 3:
+            fingerprint, key, record = item
+            if isinstance(fingerprint, PageSignature):
+                signatures[key] = fingerprint
+                fingerprint = fingerprint.fingerprint
+            elif signatures and isinstance(key, str):
+                signatures[key] = None  # the last of repeated keys wins
+            item = (fingerprint, key, record)
+        plain.append(item)
+    return plain, signatures
 
 
 def prepare(columns: Columns, now: float) -> Prepared:

@@ -26,7 +26,7 @@ import numpy as np
 from ..text.fingerprint import FINGERPRINT_VERSION, hamming
 from ..text.signature import DEFAULT_RULE, PageSignature
 from . import tables
-from .bulk import gc_paused, prepare, read_items
+from .bulk import gc_paused, prepare, read_items, split_signatures
 from .documents import Documents, Match
 from .drops import BY_KEPT, DROPS, ORDER, Drop, Drops, check_drop_limit
 from .face import IndexFace, layout_stats
@@ -319,18 +319,7 @@ class SimhashIndex(IndexFace):
             return self._insert_many(items)
 
     def _insert_many(self, items: Iterable[tuple[int | PageSignature, str, dict[str, Any]]]) -> int:
-        signatures: dict[str, PageSignature | None] = {}
-        plain: list[tuple[int, str, dict[str, Any]]] = []
-        for item in items:
-            if isinstance(item, tuple) and len(item) == 3:
-                fingerprint, key, record = item
-                if isinstance(fingerprint, PageSignature):
-                    signatures[key] = fingerprint
-                    fingerprint = fingerprint.fingerprint
-                elif signatures and isinstance(key, str):
-                    signatures[key] = None  # the last of repeated keys wins
-                item = (fingerprint, key, record)
-            plain.append(item)
+        plain, signatures = split_signatures(items)
         columns = read_items(plain)
         if not len(columns):
             return 0

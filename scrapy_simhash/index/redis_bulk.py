@@ -37,8 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..text.signature import PageSignature
-from .bulk import gc_paused, links, prepare, read_items, sorted_distinct
+from .bulk import gc_paused, links, prepare, read_items, sorted_distinct, split_signatures
 from .records import doc_id, sealed
 from .sentences import sentence_key
 
@@ -90,26 +89,6 @@ end
 redis.call('HSET', KEYS[1], 'fingerprints', ARGV[4])
 return 1
 """
-
-
-def split_signatures(
-    items: list[tuple[int | PageSignature, str, dict[str, Any]]],
-) -> tuple[list[tuple[Any, Any, Any]], dict[str, PageSignature | None]]:
-    """The items with bare fingerprints, and each key's page signature (None when the last
-    item of a key that had one gives a bare fingerprint), as the LMDB index's bulk load."""
-    signatures: dict[str, PageSignature | None] = {}
-    plain: list[tuple[Any, Any, Any]] = []
-    for item in items:
-        if isinstance(item, tuple) and len(item) == 3:
-            fingerprint, key, record = item
-            if isinstance(fingerprint, PageSignature):
-                signatures[key] = fingerprint
-                fingerprint = fingerprint.fingerprint
-            elif signatures and isinstance(key, str):
-                signatures[key] = None  # the last of repeated keys wins
-            item = (fingerprint, key, record)
-        plain.append(item)
-    return plain, signatures
 
 
 def table_buckets(
