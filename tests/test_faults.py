@@ -426,3 +426,7 @@ def test_an_injected_io_error_on_one_commit_is_retried_and_loses_nothing(tmp_pat
             "library-night-school.html",
         ]
         assert reopened.drop_count() == 7
+        # the drop records written again keep the rule that found each (the example
+        # crawl's simhash/duplicate/by/* stats)
+        rules = sorted(drop.rule for drop in reopened.drops())
+        assert rules == ["hamming"] * 6 + ["sentences"]
