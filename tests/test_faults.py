@@ -154,7 +154,30 @@ def _check_nothing_lost(disk: Path, stats: dict) -> None:
 
 
 def _errors(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    """The ERROR lines; each of the plugin's says which spider's crawl it is about, as
+    Scrapy's own lines do (``extra={"spider": ...}``, read by log handlers)."""
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    for record in errors:
+        if record.name.startswith("scrapy_simhash"):
+            assert getattr(record, "spider", None) is not None, record.getMessage()
+            assert record.spider.name == SiteSpider.name
+    return [r.getMessage() for r in errors]
+
+
+def _give_up_line(disk: Path, stats: dict, then: str) -> str:
+    """The ERROR line of a crawl whose index could not be written after its three retries."""
+    return (
+        f"Simhash index {disk / 'simhash' / 'site'}: still not written after 4 attempts; "
+        f"{stats['simhash/index/unsaved']} pages kept since the last commit are not in the "
+        f"index. {then}"
+    )
+
+
+_STOPPING = "Stopping the crawl (SIMHASH_ON_INDEX_ERROR = 'stop')."
+_SKIPPING = (
+    "Later pages pass unchecked, counted as simhash/skipped/index_error "
+    "(SIMHASH_ON_INDEX_ERROR = 'skip')."
+)
 
 
 @deferred_f_from_coro_f
@@ -168,7 +191,7 @@ async def test_a_full_disk_stops_the_crawl_with_a_reason_of_its_own(
     errors = _errors(caplog)
     assert "no space left on the disk holding it" in errors[0]
     assert "SIMHASH_DIR" in errors[0]
-    assert "Stopping the crawl" in errors[-1]
+    assert errors[-1] == _give_up_line(small_disk, stats, _STOPPING)
     assert len(errors) == 2
     assert not any(r.exc_info for r in caplog.records)  # no traceback anywhere
     assert "log_count/CRITICAL" not in stats
@@ -188,9 +211,32 @@ async def test_a_full_disk_with_skip_lets_later_pages_through_counted(
     decided = stats["simhash/unique"] + stats.get("simhash/duplicate", 0)
     assert decided + skipped == ARTICLES + len(COPIED)  # every page decided or counted
     assert skipped > 0
-    assert "Later pages pass unchecked" in _errors(caplog)[-1]
+    assert _errors(caplog)[-1] == _give_up_line(small_disk, stats, _SKIPPING)
     assert not any(r.exc_info for r in caplog.records)
     _check_nothing_lost(small_disk, stats)
+
+
+@pytest.mark.parametrize("on_error", ["stop", "skip"])
+@deferred_f_from_coro_f
+async def test_a_full_disk_at_the_last_commit_says_so_in_the_finish_reason_if_stopping(
+    small_disk, site, routes, caplog, monkeypatch, on_error
+):
+    """Every page in one batch, committed when the crawl closes, on a disk without room for
+    it: the commit and its retries fail while the crawl is closing. With ``stop`` the crawl's
+    reason says the index was not written; with ``skip`` it finished, and the pages never
+    written are counted."""
+    stats = await _crawl_on(
+        small_disk, site, routes, on_error, caplog, monkeypatch, SIMHASH_COMMIT_EVERY=10**6
+    )
+    assert stats["finish_reason"] == ("simhash_index_error" if on_error == "stop" else "finished")
+    assert stats["simhash/index/errors"] == 4
+    assert stats["simhash/unique"] == ARTICLES  # every page was checked before the close
+    assert stats["simhash/index/unsaved"] == ARTICLES
+    errors = _errors(caplog)
+    assert errors[-1] == _give_up_line(
+        small_disk, stats, _STOPPING if on_error == "stop" else _SKIPPING
+    )
+    assert not any(r.exc_info for r in caplog.records)
 
 
 class _FreeSpaceOnError(logging.Handler):
@@ -230,6 +276,8 @@ async def test_a_write_that_fails_once_is_retried_and_loses_nothing(
     with SimhashIndex(disk / "simhash" / "site", readonly=True) as index:
         assert index.verify() == []
         assert sorted(index.keys()) == sorted(site.url(f"/gen/{i}.html") for i in range(ARTICLES))
+        # the pages of the lost batch were written again with their records
+        assert all(m.record["url"] == m.key for m in index.items())
         # The drops of the lost batch were recorded again with its pages.
         drops = list(index.drops())
         if not drop_records:
@@ -310,7 +358,9 @@ def test_verify_never_dies_by_a_signal_on_damaged_copies(tmp_path):
 
 
 @deferred_f_from_coro_f
-async def test_a_damaged_record_costs_its_pages_a_check_not_the_crawl(site, tmp_path, caplog):
+async def test_a_damaged_record_costs_its_pages_a_check_not_the_crawl(
+    site, routes, tmp_path, caplog
+):
     """A record that cannot be decoded, in the middle of the index: the pages whose check
     reads it pass unchecked, counted; every other page is decided as before, none becomes a
     download error."""
@@ -342,12 +392,32 @@ async def test_a_damaged_record_costs_its_pages_a_check_not_the_crawl(site, tmp_
     assert stats["simhash/skipped/index_error"] == readers
     assert stats["simhash/index/errors"] == readers
     assert stats["simhash/duplicate"] == 11 - readers
-    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert len(errors) == 1 and "is damaged" in errors[0] and "verify" in errors[0]
-    assert "(index damaged: a document record fails its checksum)" in errors[0]
+    path = tmp_path / "simhash" / "site"
+    said = (
+        f"Simhash index {path} is damaged (index damaged: a document record fails its "
+        "checksum): pages whose check reads the damage pass unchecked, counted as "
+        f"simhash/skipped/index_error. Check it with 'scrapy-simhash verify {path}'; "
+        "SIMHASH_RESET=True starts a new index"
+    )
+    assert _errors(caplog) == [said]
     met = [r.getMessage() for r in caplog.records if "damaged record met" in r.getMessage()]
-    assert met[0].endswith(f"damaged record met checking {damaged}")
+    assert met[0] == f"Simhash index {path}: damaged record met checking {damaged}"
     assert not any(r.exc_info for r in caplog.records)
+
+    # Said once a crawl however many pages read the damage: here two addresses of the page.
+    again = [f"{chosen}?again={i}" for i in (1, 2)]
+    links = "".join(f"<li><a href='{link}'>{link}</a></li>" for link in again)
+    routes["/damaged-again.html"] = (200, "text/html", f"<ul>{links}</ul>".encode())
+    caplog.clear()
+    third = get_crawler(SiteSpider, settings)
+    await third.crawl_async(start_url=site.url("/damaged-again.html"))
+    assert third.stats.get_value("simhash/skipped/index_error") == 2
+    assert third.stats.get_value("simhash/index/errors") == 2
+    assert _errors(caplog) == [said]
+    met = [r.getMessage() for r in caplog.records if "damaged record met" in r.getMessage()]
+    assert met == [
+        f"Simhash index {path}: damaged record met checking {site.url(u)}" for u in again
+    ]
 
 
 def test_a_damaged_table_is_refused_at_open_with_one_line(tmp_path):
