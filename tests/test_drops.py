@@ -383,6 +383,11 @@ def test_explain_of_a_copy_whose_kept_page_is_gone_says_so(capsys, tmp_path):
     assert code == 0
     what = lines["dropped"].split(": ", 1)[1]
     assert what == "duplicate of a page no longer stored at distance 1"
+    # the report is made too: the copy's site, as copies of pages of an unknown site
+    report = tmp_path / "report.html"
+    code, _, _ = cli(capsys, "report", path, "-o", str(report))
+    assert code == 0
+    assert "<tr><td>c.example</td><td>?</td>" in report.read_text(encoding="utf-8")
 
 
 def test_explain_says_which_rule_dropped_a_copy(capsys, tmp_path):
