@@ -197,6 +197,13 @@ async def test_pipeline_drops_items_of_near_duplicate_pages(site, tmp_path, capl
         f"{site.url('/news/bike-lanes.html')} (distance 0, by hamming)"
     )
     assert not [m for m in shown if m.startswith("Dropped:")]  # Scrapy's, with the item
+    # each says which spider's crawl it is about, as Scrapy's own lines do
+    spiders = [
+        getattr(r, "spider", None)
+        for r in caplog.records
+        if r.getMessage().startswith("Dropped near-duplicate item")
+    ]
+    assert [spider.name for spider in spiders] == [SiteSpider.name] * 6
 
 
 @deferred_f_from_coro_f
