@@ -426,7 +426,11 @@ async def test_a_charset_given_only_by_the_http_header_is_the_one_extracted(site
         "où chaque classe cultivera des légumes, des fleurs et des herbes aromatiques "
         "pendant toute l'année scolaire, avec l'aide des bénévoles du quartier."
     )
-    html = f"<html><body><article><p>{paragraph}</p><p>{paragraph}</p></article></body></html>"
+    title = "Le jardin partagé du lycée Molière"
+    html = (
+        f"<html><head><title>{title}</title></head>"
+        f"<body><article><p>{paragraph}</p><p>{paragraph}</p></article></body></html>"
+    )
     body = html.encode("utf-8")
     routes["/charset/page.html"] = (200, "text/html; charset=windows-1252", body)
     routes["/charset/index.html"] = (
@@ -442,6 +446,10 @@ async def test_a_charset_given_only_by_the_http_header_is_the_one_extracted(site
     detected = page_signature(extract_text(body))
     assert declared.fingerprint != detected.fingerprint  # the test can tell them apart
     assert item["simhash"]["fingerprint"] == declared.fingerprint
+    # the title the index keeps is read by the same charset
+    with SimhashIndex(tmp_path / "simhash" / "site", readonly=True) as index:
+        stored = index.get(site.url("/charset/page.html")).record["title"]
+    assert stored == title.encode("utf-8").decode("windows-1252") != title
 
 
 _POLICY = (
