@@ -288,10 +288,13 @@ async def test_items_linked_by_html_reach_the_pipeline_after_copies_of_their_pag
     assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
 
 
+@WORKERS
 @deferred_f_from_coro_f
-async def test_pipeline_keeps_or_drops_all_items_of_a_page(site, tmp_path):
-    result = await crawl(PIPELINE, tmp_path, site, fields=("url", "html"), items_per_page=3)
-    # The items of a page wait for its one decision together, and may finish in any order.
+async def test_pipeline_keeps_or_drops_all_items_of_a_page(site, tmp_path, workers):
+    settings = {**PIPELINE, "SIMHASH_WORKERS": workers}
+    result = await crawl(settings, tmp_path, site, fields=("url", "html"), items_per_page=3)
+    # The items of a page wait for its one decision together (with workers, while their
+    # page is in a worker), and may finish in any order.
     assert sorted(paths(site, result.kept)) == sorted(ARTICLES * 3)
     assert sorted(paths(site, (i for i, _ in result.dropped))) == sorted(list(COPIES) * 3)
     assert result.simhash == SITE_STATS  # each page extracted and checked once
