@@ -365,6 +365,23 @@ def test_explain_answers_for_a_dropped_url(capsys, crawled):
     )
 
 
+def test_a_drop_record_shows_its_url_field_only_where_it_is_not_the_key(capsys, tmp_path):
+    """A crawl's records hold the page's URL, which is the key: output leaves it out there;
+    a ``url`` that is not the key, and any other field equal to the key, are shown."""
+    path = str(tmp_path / "ix")
+    same, other = "https://e.example/same", "https://f.example/other"
+    with SimhashIndex(path, drop_records=10) as ix:
+        ix.insert(A, "https://a.example/story")
+        ix.check_and_insert(flip(A, 1), same, url=same, canonical=same)
+        ix.check_and_insert(flip(A, 2), other, url="https://f.example/elsewhere")
+    rows = {}
+    for key in (same, other):
+        code, out, _ = cli(capsys, "explain", path, key, "--json")
+        assert code == 0
+        rows[key] = json.loads(out)["record"]
+    assert rows == {same: {"canonical": same}, other: {"url": "https://f.example/elsewhere"}}
+
+
 def test_explain_of_a_copy_whose_kept_page_is_gone_says_so(capsys, tmp_path):
     """``remove`` takes a page's drop records with it, so only damage (or an index written by
     hand) leaves a record pointing nowhere; ``explain`` says so instead of failing."""
