@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -189,8 +190,14 @@ async def test_a_full_disk_stops_the_crawl_with_a_reason_of_its_own(
     # The first failure, then every retry (each writing the kept pages again), then give up.
     assert stats["simhash/index/errors"] == 4
     errors = _errors(caplog)
-    assert "no space left on the disk holding it" in errors[0]
-    assert "SIMHASH_DIR" in errors[0]
+    path = small_disk / "simhash" / "site"
+    assert errors[0].startswith(
+        f"Simhash index {path}: writing failed: no space left on the disk holding it ("
+    )
+    assert errors[0].endswith(
+        "The pages stored since the last commit are kept in memory and written again. "
+        "Free some space, or set SIMHASH_DIR to a disk with room."
+    )
     assert errors[-1] == _give_up_line(small_disk, stats, _STOPPING)
     assert len(errors) == 2
     assert not any(r.exc_info for r in caplog.records)  # no traceback anywhere
@@ -272,7 +279,21 @@ async def test_a_write_that_fails_once_is_retried_and_loses_nothing(
     assert "simhash/index/unsaved" not in stats
     assert stats["simhash/unique"] == ARTICLES
     assert stats["simhash/duplicate"] == len(COPIED)
-    assert any("written after 1 failed attempts" in r.getMessage() for r in caplog.records)
+    path = disk / "simhash" / "site"
+    messages = [r.getMessage() for r in caplog.records]
+    assert f"Simhash index {path}: written after 1 failed attempts" in messages
+    [warning] = [
+        r
+        for r in caplog.records
+        if r.levelno == logging.WARNING and r.name == writes_module.__name__
+    ]
+    assert warning.spider.name == SiteSpider.name
+    assert re.fullmatch(
+        rf"Simhash index {re.escape(str(path))}: write failed \((?!None\)).+\); \d+ pages "
+        r"stored since the last commit are written again, committed in 0\.05 s \(attempt 1 "
+        r"of 3\)",
+        warning.getMessage(),
+    ), warning.getMessage()
     with SimhashIndex(disk / "simhash" / "site", readonly=True) as index:
         assert index.verify() == []
         assert sorted(index.keys()) == sorted(site.url(f"/gen/{i}.html") for i in range(ARTICLES))
