@@ -280,8 +280,12 @@ async def test_a_write_that_fails_once_is_retried_and_loses_nothing(
     assert stats["simhash/unique"] == ARTICLES
     assert stats["simhash/duplicate"] == len(COPIED)
     path = disk / "simhash" / "site"
-    messages = [r.getMessage() for r in caplog.records]
-    assert f"Simhash index {path}: written after 1 failed attempts" in messages
+    [written] = [
+        r
+        for r in caplog.records
+        if r.getMessage() == f"Simhash index {path}: written after 1 failed attempts"
+    ]
+    assert written.spider.name == SiteSpider.name
     [warning] = [
         r
         for r in caplog.records
