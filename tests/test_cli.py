@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -1037,11 +1038,24 @@ def test_verify_says_a_checker_that_failed_without_a_signal(tmp_path, monkeypatc
         ix.insert(1, "a")
     monkeypatch.setenv("PYTHONHOME", str(tmp_path / "no-python-here"))
     result = verify_in_child(str(tmp_path / "ix"))
-    assert result["entries"] is None
-    (problem,) = result["problems"]
-    # the last line of what it wrote, as text (which line depends on the Python version)
-    assert problem.startswith("cannot be read: ") and not problem.startswith("cannot be read: b")
-    assert len(problem) > len("cannot be read: ")
+    # the last line of what it wrote, as text (which line depends on the Python version):
+    # what any Python started here writes last
+    wrote = subprocess.run([sys.executable, "-c", "pass"], capture_output=True, text=True)
+    last = wrote.stderr.strip().splitlines()[-1]
+    assert wrote.returncode > 0 and len(last) > 10
+    assert result == {"entries": None, "tables": None, "problems": [f"cannot be read: {last}"]}
+
+
+def test_verify_says_a_checker_that_failed_without_a_word(tmp_path, monkeypatch):
+    """A checker that exits with an error and writes nothing (here: ``false`` run in
+    Python's place) is reported as such."""
+    from scrapy_simhash.cli.check import verify_in_child
+
+    with SimhashIndex(tmp_path / "ix") as ix:
+        ix.insert(1, "a")
+    monkeypatch.setattr(sys, "executable", shutil.which("false"))
+    result = verify_in_child(str(tmp_path / "ix"))
+    assert result == {"entries": None, "tables": None, "problems": ["cannot be read: no output"]}
 
 
 def test_an_unexpected_error_is_one_line_and_debug_adds_its_traceback(
