@@ -32,7 +32,8 @@ from scrapy_simhash.text.signature import (
 from .test_fingerprint import TEXTS
 from .test_scrapy_crawl import SiteSpider
 
-# A signature is a storage format: these values change only with FINGERPRINT_VERSION (4).
+# A signature is a storage format: these values change only with FINGERPRINT_VERSION (5; 4's
+# for every text but the hard-wrapped ones).
 GOLDEN = {
     "en": "e0517daad28859540000000000000000280000000000036297a4b48c4521a294632dd4059e08057f518333"
     "d10eb1a4",
@@ -44,6 +45,10 @@ GOLDEN = {
     "18333d10eb1a46cdab1af6b0ac6f5cfae2502caf2a96c",
     "page_zh": "3c27f730dac488ded6a9dd37f6e3c225490000000300044a7c36f970c42fd2483cd4abdcff774fc6e"
     "8b85770a97eb9484889dc37e33182",
+    "wrapped_en": "a05379a8d28b597400000000000000003e0000000000042137e09ebabab27c6297a4b48c4521a29"
+    "4632dd4059e08057f518333d10eb1a4",
+    "wrapped_zh": "dca7b32ad29ac8d6000000000000000084000000000007c5d71861ae725bcd483cd4abdcff774fc6"
+    "e8b85770a97eb99e44f95048825b59484889dc37e3318270bf427be70803b8d92573e984268dc7",
 }
 
 PARAGRAPHS = [
@@ -129,6 +134,11 @@ def test_signatures_are_pinned():
         signature = page_signature(TEXTS[name])
         assert signature is not None and signature.pack().hex() == value, name
         assert PageSignature.unpack(bytes.fromhex(value)) == signature
+    # version 4 cut the sentences of hard-wrapped texts at their line breaks
+    for name in ("wrapped_en", "wrapped_zh"):
+        version_4 = page_signature(TEXTS[name], Fingerprinter(unwrap=False))
+        assert version_4 is not None and version_4.pack().hex() != GOLDEN[name]
+        assert not set(version_4.sentences) & set(page_signature(TEXTS[name]).sentences)
 
 
 def test_signature_round_trips_pickles_and_rejects_bad_bytes():

@@ -9,8 +9,12 @@ or view counts is not; ``numbers=False`` leaves every number out, as version 2 d
 Before the words are read, the lines that site chrome forms (menus, bylines, short link lines,
 lists of other headlines) are left out (:mod:`.chrome`, version 3): a syndicated copy in another
 site's layout then gives nearly the same words as the original. ``chrome=False`` reads the
-whole text, as version 2 did; ``Fingerprinter(chrome=False, numbers=False)`` computes version
-2's fingerprints.
+whole text, as version 2 did; ``Fingerprinter(chrome=False, numbers=False, unwrap=False)``
+computes version 2's fingerprints. Before that, a hard-wrapped text (e-mail, forum posts,
+``<pre>`` blocks: lines cut at one width in mid-sentence) is read with its wrapped lines
+joined, as a browser shows it (:mod:`.wrap`, version 5), so a copy whose extraction kept the
+line breaks and one whose did not give the same lines; ``unwrap=False`` reads the lines as
+extraction returned them.
 
 Each occurrence of a word counts ``(1 + position / L) ** -decay_power``: the lead of an
 article weighs more than its tail. ``L`` is ``position_decay``, stretched for texts of more
@@ -54,12 +58,15 @@ from .chrome import strip_chrome
 from .lexicon import STOP_WORDS, idf_weight, is_stop_word
 from .numbers import blank_dates, has_quantity
 from .segment import CJK_CHARS, segment_runs
+from .wrap import unwrap
 
 #: Names the algorithm (features, weights, hash). Stored in every index; an index built with
 #: another version refuses these fingerprints.
 #: 4: the page signature (:mod:`.signature`: the longest sentences, the word and number
 #: counts and the numbers sketch) stored beside the fingerprint, which is version 3's.
-FINGERPRINT_VERSION = 4
+#: 5: hard-wrapped text read with its wrapped lines joined (``unwrap``); any other text gives
+#: version 4's signature.
+FINGERPRINT_VERSION = 5
 
 BITS = 64
 _MASK = (1 << BITS) - 1
@@ -255,12 +262,13 @@ class Fingerprinter:
 
     ``sketch`` is ``"minhash"`` (the default, since version 2) or ``"simhash"`` (Charikar's,
     the sketch of version 1; ``Fingerprinter(sketch="simhash", position_decay=150,
-    decay_stretch=0.75, max_features=None, chrome=False, numbers=False)`` computes version
-    1's fingerprints).
+    decay_stretch=0.75, max_features=None, chrome=False, numbers=False, unwrap=False)``
+    computes version 1's fingerprints).
 
     ``chrome`` leaves out the lines site chrome forms before the words are read; ``numbers``
     makes the numbers that are not dates, times or counters features (both version 3; off,
-    version 2's fingerprints). Numbers never count towards ``min_words``.
+    version 2's fingerprints). Numbers never count towards ``min_words``. ``unwrap`` joins
+    the lines of a hard-wrapped text first (version 5; off, version 4's).
     """
 
     min_words: int = 20
@@ -275,6 +283,7 @@ class Fingerprinter:
     max_features: int | None = 512
     chrome: bool = True
     numbers: bool = True
+    unwrap: bool = True
 
     def __post_init__(self) -> None:
         if self.min_words < 1:
@@ -298,8 +307,11 @@ class Fingerprinter:
         return self.prose_words(self.prose(text))
 
     def prose(self, text: str) -> str:
-        """The lines of ``text`` the words are read from: with ``chrome``, its prose lines
-        (and, with ``numbers``, the lines holding a quantity); else the whole text."""
+        """The lines of ``text`` the words are read from (with ``unwrap``, its hard-wrapped
+        lines joined first): with ``chrome``, its prose lines (and, with ``numbers``, the
+        lines holding a quantity); else the whole text."""
+        if self.unwrap:
+            text = unwrap(text)
         if not self.chrome:
             return text
         return strip_chrome(text, keep=_holds_quantity if self.numbers else None)

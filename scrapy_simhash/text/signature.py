@@ -10,7 +10,8 @@ signal beside it, which layouts do not change and edits do:
 
 * the hashes of the text's :data:`SENTENCES` longest distinct sentences (a sentence: split at
   sentence ends and line breaks, read as its letters alone, case-folded, without digits; at
-  least :data:`SENTENCE_MIN` letters), from the prose lines the fingerprint reads;
+  least :data:`SENTENCE_MIN` letters), from the prose lines the fingerprint reads (those of
+  a hard-wrapped text joined first, so a line break in mid-sentence does not cut one);
 * the count of content words (for the length guards);
 * a 64-bit one-bit minhash of the distinct numbers that are features (prices, specs,
   scores; not dates, times or counters) and their count, for the numbers veto.

@@ -1,0 +1,121 @@
+"""Hard-wrapped text joined back into its paragraphs.
+
+Text written for e-mail, forums and ``<pre>`` blocks is often wrapped at a fixed width (60 to
+100 columns, a CJK character taking two): every line of a paragraph but its last ends where
+the width ran out, in the middle of a sentence. Extraction keeps those line breaks on one page
+and turns them into spaces on another (the same article in another site's layout, a copy
+whose editor reflowed it). Read line by line, two such copies would differ in their sentences
+(split at line breaks), and in the short last lines of their paragraphs, which chrome
+stripping (:mod:`.chrome`) takes for menu entries. So a text whose lines mostly fill one width
+is read with each full line joined to the next, as a browser would show it.
+
+A text is hard-wrapped when, for the width ``w`` in :data:`WIDTHS` that makes the most lines
+full (their width within :data:`RAGGED` columns under ``w``), at least :data:`MIN_FULL` lines
+are full, they are at least :data:`FULL_SHARE` of the lines that are not blank (a text of one
+line a paragraph has lines of every width, most of them longer; a layout's list of headlines
+with their sources alternates wide and short lines), and at most :data:`ENDED_SHARE` of them
+end a sentence (a list of questions can be as wide, but each line ends its own). A full line
+is then joined to the next, unless it is chrome by itself (a menu line, a list item) or the
+next is blank, indented further (a new paragraph) or a list item or table row.
+
+On the quality bench (``docs/quality.md``) 52 of its 6,946 texts are hard-wrapped: Chinese
+articles from forums and old sites, an RFC, an English post whose source lines extraction
+kept; a list of headlines as wide as wrapped lines is the case this reading can mistake.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from .chrome import is_chrome
+
+#: The widths, in columns, at which text is hard-wrapped.
+WIDTHS = range(60, 101)
+#: A full line is at most this many columns narrower than the width (a word that did not
+#: fit went to the next line; a CJK line can end a character early).
+RAGGED = 12
+#: The fewest full lines that make a text hard-wrapped...
+MIN_FULL = 8
+#: ... and their least share of the lines that are not blank...
+FULL_SHARE = 0.5
+#: ... and the largest share of them that end with a sentence's end.
+ENDED_SHARE = 0.5
+
+# Characters that take two columns: East Asian wide and full-width forms, and the
+# punctuation that CJK encodings print two columns wide.
+_WIDE = re.compile(
+    "[\u1100-\u115f\u2014\u2018\u2019\u201c\u201d\u2026\u2e80-\u303e\u3041-\u33ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f"
+    "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd]"
+)
+_ENDED = re.compile(r"[.!?。！？；;…][\"'”’」』）)]*$")
+# The starts of list items and table rows.
+_ITEM = ("- ", "* ", "• ", "· ", "|")
+# A line may be full only if it has this many characters or more (a full line of CJK
+# characters at the narrowest width).
+_SHORTEST_FULL = (WIDTHS[0] - RAGGED) // 2
+# ... and at most this many (the widest width, and some trailing white space).
+_LONGEST_FULL = WIDTHS[-1] + 20
+
+
+def columns(line: str) -> int:
+    """The columns a line takes in a fixed-width font (a wide character takes two)."""
+    return len(line) + len(_WIDE.findall(line))
+
+
+def wrap_width(widths: list[int]) -> int | None:
+    """The width at which lines of these widths (a blank line's is 0) were hard-wrapped, or
+    None if they were not, by their widths alone."""
+    counts = Counter(widths)
+    best, best_full = None, 0
+    for width in WIDTHS:
+        full = sum(counts[w] for w in range(width - RAGGED, width + 1))
+        if full > best_full:
+            best, best_full = width, full
+    lines = len(widths) - counts[0]
+    if best_full < MIN_FULL or best_full < FULL_SHARE * lines:
+        return None
+    return best
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def unwrap(text: str) -> str:
+    """``text`` with the line breaks of its hard-wrapped paragraphs made spaces (``text``
+    itself when it is not hard-wrapped)."""
+    lines = text.split("\n")
+    # the lines that may be full (their width alone is exact, below), against the lines that
+    # are not blank: most texts are told apart here, at the cost of a len() a line
+    may_be_full = sum(1 for line in lines if _SHORTEST_FULL <= len(line) <= _LONGEST_FULL)
+    if may_be_full < MIN_FULL or may_be_full < FULL_SHARE * sum(
+        1 for line in lines if line and not line.isspace()
+    ):
+        return text
+    stripped = [line.rstrip() for line in lines]
+    widths = [columns(s) if len(s) <= WIDTHS[-1] else WIDTHS[-1] + 1 for s in stripped]
+    width = wrap_width(widths)
+    if width is None:
+        return text
+    full = [width - RAGGED <= w <= width for w in widths]
+    ended = sum(1 for s, f in zip(stripped, full, strict=True) if f and _ENDED.search(s))
+    if ended > ENDED_SHARE * sum(full):
+        return text
+    out: list[str] = []
+    joined = False
+    for i, line in enumerate(stripped):
+        if joined:
+            out[-1] += " " + line.lstrip()
+        else:
+            out.append(line)
+        following = stripped[i + 1] if i + 1 < len(stripped) else ""
+        joined = (
+            full[i]
+            and following.strip() != ""
+            and _indent(following) <= _indent(line)
+            and not following.lstrip().startswith(_ITEM)
+            and not is_chrome(line)
+        )
+    return "\n".join(out)

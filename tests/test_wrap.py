@@ -1,0 +1,152 @@
+"""Hard-wrapped text: read as the paragraphs a browser shows, so a copy keeps its signature
+whether extraction kept the wrapped lines or not."""
+
+from __future__ import annotations
+
+import textwrap
+
+from scrapy_simhash import Fingerprinter, extract_text, hamming, page_signature
+from scrapy_simhash.text.signature import DEFAULT_RULE
+from scrapy_simhash.text.wrap import columns, unwrap
+
+from .test_signature import OTHER, PARAGRAPHS
+
+ZH_PARAGRAPHS = [
+    "山区小镇的老粮站今年春天改建成了图书馆，开馆第一周就接待了三千多名读者。镇里的老人说，粮站"
+    "曾经是全镇最热闹的地方，每到秋收，拖拉机从早到晚排在门口，如今这里又一次聚满了人，只是大家"
+    "手里拿的不再是粮袋，而是孩子们的借书卡。",
+    "设计图书馆的建筑师保留了粮仓原有的木梁和砖墙，在屋顶开了一排天窗，让阅览室整天都有自然光。"
+    "她说，改建时最难的是在不破坏旧墙的前提下加装保温层，施工队为此试了好几种做法，最后选用了一"
+    "种可以拆卸的内衬板。",
+    "图书馆的藏书大多来自城里几所大学的捐赠，也有不少是镇上居民自己送来的旧书。馆长介绍，他们每"
+    "个周末都会请志愿者给孩子们讲故事，暑假还打算开设书法和绘画课程，让留在镇上的孩子们有一个安"
+    "静学习的地方。",
+    "镇政府表示，下一步准备把粮站旁边的晒谷场改造成小广场，方便居民晚上散步和跳舞。附近的商户也"
+    "很期待，一家开了二十年的面馆老板说，自从图书馆开门以后，来吃面的年轻人明显多了，他打算在店"
+    "里也放一个小书架。",
+]
+# The behaviour before hard-wrapped text was joined (fingerprint version 4).
+LINE_BY_LINE = Fingerprinter(unwrap=False)
+
+
+def _wrap_zh(paragraph: str, per_line: int = 36) -> list[str]:
+    """A paragraph of CJK characters and full-width punctuation (two columns each) wrapped
+    at ``2 * per_line`` columns, as a GB2312 text editor wraps it."""
+    return [paragraph[i : i + per_line] for i in range(0, len(paragraph), per_line)]
+
+
+def _shared(a, b) -> int:
+    return len(set(a.sentences) & set(b.sentences))
+
+
+def test_columns_count_cjk_characters_twice():
+    assert columns("abc") == 3
+    assert columns("图书馆，") == 8
+    assert all(columns(line) <= 72 for p in ZH_PARAGRAPHS for line in _wrap_zh(p))
+
+
+def test_english_wrapped_at_72_columns_is_read_as_its_paragraphs():
+    wrapped = "\n\n".join(textwrap.fill(p, 72) for p in PARAGRAPHS)
+    assert wrapped.count("\n") > 3 * len(PARAGRAPHS)
+    assert unwrap(wrapped) == "\n\n".join(PARAGRAPHS)
+    assert page_signature(wrapped) == page_signature("\n".join(PARAGRAPHS))
+    # read line by line, the copies shared no sentence, and the paragraphs' short last lines
+    # were taken for chrome
+    before, flowing = page_signature(wrapped, LINE_BY_LINE), page_signature("\n".join(PARAGRAPHS))
+    assert before is not None and flowing is not None
+    assert _shared(before, flowing) == 0
+    assert before.words < flowing.words
+
+
+def test_chinese_wrapped_mid_word_is_read_as_its_paragraphs():
+    wrapped = "\n\n".join("\n".join(_wrap_zh(p)) for p in ZH_PARAGRAPHS)
+    # how a page that shows the same text flowing reads after extraction: each line break a
+    # space, or gone where an editor joined the lines
+    spaced = "\n".join(" ".join(_wrap_zh(p)) for p in ZH_PARAGRAPHS)
+    joined = "\n".join(ZH_PARAGRAPHS)
+    assert unwrap(wrapped) == "\n\n".join(" ".join(_wrap_zh(p)) for p in ZH_PARAGRAPHS)
+    signature = page_signature(wrapped)
+    assert signature is not None and signature == page_signature(spaced)
+    flowing = page_signature(joined)
+    assert flowing is not None
+    assert signature.sentences == flowing.sentences
+    assert flowing.is_near_duplicate(signature)
+    before = page_signature(wrapped, LINE_BY_LINE)
+    assert before is not None and _shared(before, flowing) < DEFAULT_RULE.shared
+
+
+def test_first_line_indents_and_blank_lines_keep_paragraphs_apart():
+    indented = "\n".join(line for p in ZH_PARAGRAPHS for line in _wrap_zh("\u3000\u3000" + p))
+    paragraphs = unwrap(indented).split("\n")
+    assert [p.replace(" ", "") for p in paragraphs] == ["\u3000\u3000" + p for p in ZH_PARAGRAPHS]
+    # a body indented as a whole (an RFC, a quoted e-mail) is joined within its paragraphs
+    quoted = "\n\n".join(textwrap.indent(textwrap.fill(p, 68), "   ") for p in PARAGRAPHS)
+    assert unwrap(quoted) == "\n\n".join("   " + p for p in PARAGRAPHS)
+
+
+def test_texts_that_are_not_hard_wrapped_are_left_alone():
+    one_line_a_paragraph = "\n".join(PARAGRAPHS + OTHER)
+    assert unwrap(one_line_a_paragraph) is one_line_a_paragraph
+    # too few full lines to tell, though they are most of the text
+    few = textwrap.fill(" ".join(PARAGRAPHS[:3]), 72).split("\n")
+    short = "\n".join(few[:6] + [p[:30] for p in OTHER[:4]])
+    assert sum(1 for line in short.split("\n") if columns(line) >= 60) == 6
+    assert unwrap(short) is short
+    # lines as wide as wrapped ones, but each ending its own sentence: a list of questions
+    questions = "\n".join(f"{p.split(',')[0][:58]}?" for p in PARAGRAPHS + OTHER)
+    assert min(map(columns, questions.split("\n"))) >= 50
+    assert unwrap(questions) is questions
+    # wrapped paragraphs among more lines of other widths are not enough
+    wrapped = [textwrap.fill(p, 72) for p in PARAGRAPHS[:4]]
+    assert sum(w.count("\n") for w in wrapped) >= 8
+    mixed = "\n".join(wrapped + [f"{p[:20]} {i}" for i in range(8) for p in OTHER])
+    assert unwrap(mixed) is mixed
+
+
+def test_list_items_and_table_rows_are_not_joined_to_the_line_before():
+    wrapped = "\n".join(textwrap.fill(p, 72) for p in PARAGRAPHS)
+    full_line = textwrap.fill(PARAGRAPHS[0], 72).split("\n")[0]
+    items = ["- Ferry timetable changes from Monday", "| Market hall | opens next year |"]
+    for item in items:
+        text = wrapped.replace(full_line, f"{full_line}\n{item}")
+        assert f"{full_line}\n{item}\n" in unwrap(text)
+
+
+def test_a_menu_line_as_wide_as_the_text_is_not_joined_to_it():
+    menu = "Home | World | Business | Science | Culture | Sport | Weather | Podcasts"
+    assert 60 <= columns(menu) <= 72
+    wrapped = menu + "\n" + "\n\n".join(textwrap.fill(p, 72) for p in PARAGRAPHS)
+    assert unwrap(wrapped).split("\n")[:2] == [menu, PARAGRAPHS[0]]
+
+
+def test_an_article_kept_wrapped_in_one_layout_and_flowing_in_another_is_one_article():
+    """Through extraction: the text of a plain-text article (a ``<pre>`` block) and the
+    same article set in paragraphs on another site."""
+    wrapped = "\n\n".join(textwrap.fill(p, 72) for p in PARAGRAPHS)
+    plain = (
+        "<html><head><title>Harbour market</title></head><body><nav><a href='/'>Home</a> | "
+        f"<a href='/n'>News</a></nav><article><h1>Harbour market</h1><pre>{wrapped}</pre>"
+        "</article><footer>Contact</footer></body></html>"
+    )
+    formatted = (
+        "<html><head><title>Harbour market</title></head><body><div class='menu'>"
+        "<a href='/'>Start</a></div><main><article><h1>Harbour market</h1>"
+        + "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
+        + "</article></main><footer>About</footer></body></html>"
+    )
+    texts = (
+        extract_text(plain, "https://a.example/m"),
+        extract_text(formatted, "https://b.example/m"),
+    )
+    assert texts[0] is not None and texts[1] is not None
+    assert "terminal\nwill" in texts[0]  # extraction kept the wrapped lines
+    first, second = (page_signature(t) for t in texts)
+    assert first is not None and second is not None
+    assert second.is_near_duplicate(first)
+    assert _shared(first, second) == len(first.sentences) == 8
+    # read line by line, the sentences veto refused the copy
+    old = [page_signature(t, LINE_BY_LINE) for t in texts]
+    assert old[0] is not None and old[1] is not None
+    assert _shared(old[0], old[1]) == 0
+    assert DEFAULT_RULE.decide(old[1], old[0], 3) is None
+    assert hamming(first.fingerprint, second.fingerprint) <= 3
