@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import textwrap
 
+from scrapy.utils.defer import deferred_f_from_coro_f
+
 from scrapy_simhash import Fingerprinter, extract_text, hamming, page_signature
 from scrapy_simhash.text.signature import DEFAULT_RULE
 from scrapy_simhash.text.wrap import columns, unwrap
 
+from .test_scrapy_crawl import MIDDLEWARE, crawl, paths
 from .test_signature import OTHER, PARAGRAPHS
 
 ZH_PARAGRAPHS = [
@@ -119,21 +122,32 @@ def test_a_menu_line_as_wide_as_the_text_is_not_joined_to_it():
     assert unwrap(wrapped).split("\n")[:2] == [menu, PARAGRAPHS[0]]
 
 
+def _plain_text_page(title: str, paragraphs: list[str]) -> str:
+    """An article as plain text wrapped at 72 columns in a ``<pre>`` block (a mailing-list
+    archive, a newsletter's web copy)."""
+    wrapped = "\n\n".join(textwrap.fill(p, 72) for p in paragraphs)
+    return (
+        f"<html><head><title>{title}</title></head><body><nav><a href='/'>Home</a> | "
+        f"<a href='/n'>News</a></nav><article><h1>{title}</h1><pre>{wrapped}</pre>"
+        "</article><footer>Contact</footer></body></html>"
+    )
+
+
+def _formatted_page(title: str, paragraphs: list[str]) -> str:
+    """The same article set in paragraphs in another site's layout."""
+    return (
+        f"<html><head><title>{title}</title></head><body><div class='menu'>"
+        f"<a href='/'>Start</a></div><main><article><h1>{title}</h1>"
+        + "".join(f"<p>{p}</p>" for p in paragraphs)
+        + "</article></main><footer>About</footer></body></html>"
+    )
+
+
 def test_an_article_kept_wrapped_in_one_layout_and_flowing_in_another_is_one_article():
     """Through extraction: the text of a plain-text article (a ``<pre>`` block) and the
     same article set in paragraphs on another site."""
-    wrapped = "\n\n".join(textwrap.fill(p, 72) for p in PARAGRAPHS)
-    plain = (
-        "<html><head><title>Harbour market</title></head><body><nav><a href='/'>Home</a> | "
-        f"<a href='/n'>News</a></nav><article><h1>Harbour market</h1><pre>{wrapped}</pre>"
-        "</article><footer>Contact</footer></body></html>"
-    )
-    formatted = (
-        "<html><head><title>Harbour market</title></head><body><div class='menu'>"
-        "<a href='/'>Start</a></div><main><article><h1>Harbour market</h1>"
-        + "".join(f"<p>{p}</p>" for p in PARAGRAPHS)
-        + "</article></main><footer>About</footer></body></html>"
-    )
+    plain = _plain_text_page("Harbour market", PARAGRAPHS)
+    formatted = _formatted_page("Harbour market", PARAGRAPHS)
     texts = (
         extract_text(plain, "https://a.example/m"),
         extract_text(formatted, "https://b.example/m"),
@@ -150,3 +164,20 @@ def test_an_article_kept_wrapped_in_one_layout_and_flowing_in_another_is_one_art
     assert _shared(old[0], old[1]) == 0
     assert DEFAULT_RULE.decide(old[1], old[0], 3) is None
     assert hamming(first.fingerprint, second.fingerprint) <= 3
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_drops_the_paragraph_copy_of_a_plain_text_article(site, tmp_path, routes):
+    pages = {
+        "/wrap/market.txt.html": _plain_text_page("Harbour market", PARAGRAPHS),
+        "/wrap/market.html": _formatted_page("Harbour market", PARAGRAPHS),
+        "/wrap/railway-path.txt.html": _plain_text_page("Railway path", OTHER),
+    }
+    links = "".join(f"<li><a href='{path}'>{path}</a></li>" for path in pages)
+    routes["/wrap/index.html"] = (200, "text/html", f"<ul>{links}</ul>".encode())
+    for path, html in pages.items():
+        routes[path] = (200, "text/html; charset=utf-8", html.encode())
+    result = await crawl(MIDDLEWARE, tmp_path, site, start="/wrap/index.html")
+    assert paths(site, result.kept) == ["/wrap/market.txt.html", "/wrap/railway-path.txt.html"]
+    assert result.simhash["simhash/duplicate"] == 1
+    assert result.simhash["simhash/duplicate/distance/0"] == 1
