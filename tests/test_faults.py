@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -244,6 +245,24 @@ async def test_a_full_disk_at_the_last_commit_says_so_in_the_finish_reason_if_st
         small_disk, stats, _STOPPING if on_error == "stop" else _SKIPPING
     )
     assert not any(r.exc_info for r in caplog.records)
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_whose_last_commit_holds_closes_without_a_retry_wait(
+    tmp_path, site, routes, caplog, monkeypatch
+):
+    """The close commits the last batch once; the waits between retries are for a commit
+    that failed."""
+    waits: list[float] = []
+    monkeypatch.setattr(writes_module, "time", SimpleNamespace(sleep=waits.append))
+    stats = await _crawl_on(
+        tmp_path, site, routes, "stop", caplog, monkeypatch, SIMHASH_COMMIT_EVERY=10**6
+    )
+    assert stats["finish_reason"] == "finished"
+    assert "simhash/index/errors" not in stats
+    assert waits == [0.0]
+    with SimhashIndex(tmp_path / "simhash" / "site", readonly=True) as index:
+        assert len(index) == ARTICLES
 
 
 class _FreeSpaceOnError(logging.Handler):
