@@ -3,6 +3,7 @@ whether extraction kept the wrapped lines or not."""
 
 from __future__ import annotations
 
+import random
 import textwrap
 
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -113,6 +114,28 @@ def test_list_items_and_table_rows_are_not_joined_to_the_line_before():
     for item in items:
         text = wrapped.replace(full_line, f"{full_line}\n{item}")
         assert f"{full_line}\n{item}\n" in unwrap(text)
+
+
+def test_joining_changes_white_space_alone():
+    """On texts of every kind (wrapped or not, at several widths, with blank, indented, list
+    and menu lines mixed in), unwrapping keeps every other character in its order, and a
+    text it joined is not joined again."""
+    rng = random.Random(5)
+    words = " ".join(PARAGRAPHS + OTHER).split() + list("".join(ZH_PARAGRAPHS))
+    extra = ["", "   ", "- Ferry timetable changes", "| a | b |", "Home | News | Sport | Weather"]
+    joined = 0
+    for _ in range(300):
+        lines: list[str] = []
+        width = rng.choice([40, 64, 72, 80, 100, 200])
+        for _ in range(rng.randint(1, 6)):
+            paragraph = " ".join(rng.choices(words, k=rng.randint(5, 120)))
+            lines += textwrap.wrap(paragraph, width) + rng.choices(extra, k=rng.randint(0, 2))
+        text = "\n".join(lines)
+        once = unwrap(text)
+        assert once.split() == text.split()
+        joined += once != text
+        assert unwrap(once) == once
+    assert joined > 50  # the texts made include hard-wrapped ones
 
 
 def test_a_menu_line_as_wide_as_the_text_is_not_joined_to_it():
