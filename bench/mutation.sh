@@ -16,7 +16,8 @@
 #   config:  crawl/config.py against test_config, test_redis_config (settings read, checked,
 #            named in errors);
 #   service: crawl/service.py against test_promises, test_drops, test_scrapy_crawl,
-#            test_redis_crawl and test_faults, less the tests that run `scrapy crawl` or
+#            test_redis_crawl, test_faults and test_signature (its crawl of product pages
+#            with and without SIMHASH_NUMBERS), less the tests that run `scrapy crawl` or
 #            `scrapy-simhash verify` in processes of their own, which cannot import the
 #            mutated copy of the package (test_faults' full disks need root, as in CI: without
 #            it they skip);
@@ -34,6 +35,7 @@ if [ "$1" = "--stage" ]; then
     shift 2
     crawl_tests='"tests/test_promises.py", "tests/test_drops.py",
     "tests/test_scrapy_crawl.py", "tests/test_redis_crawl.py", "tests/test_faults.py",
+    "tests/test_signature.py",
     "-k", "not two_scrapy_crawl_processes and not verify and not injected_io_error"'
     case $stage in
         config) modules='"scrapy_simhash/crawl/config.py"'
