@@ -19,8 +19,9 @@ is then joined to the next, unless it is chrome by itself (a menu line, a list i
 next is blank, indented further (a new paragraph) or a list item or table row.
 
 On the quality bench (``docs/quality.md``) 52 of its 6,946 texts are hard-wrapped: Chinese
-articles from forums and old sites, an RFC, an English post whose source lines extraction
-kept; a list of headlines as wide as wrapped lines is the case this reading can mistake.
+essays kept as plain text on an old site, an RFC, an English post whose source lines
+extraction kept; a list of headlines as wide as wrapped lines is the case this reading can
+mistake.
 """
 
 from __future__ import annotations
