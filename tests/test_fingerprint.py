@@ -87,6 +87,12 @@ WRAPPED_ZH = (
     "吹进去。各地农业部门已经派出技术人员下乡，帮助农民做好防寒准备。"
 )
 
+# A page with a contact line: its telephone number is not a content number (version 5).
+PAGE_CONTACT = (
+    PAGE_EN + "\nReaders with questions about the viewing nights can call the observatory on "
+    "(555) 123-4567 or +1 555 987 6543 before noon."
+)
+
 # Fingerprints are a storage format: these values change only with FINGERPRINT_VERSION.
 # Each version's values were computed once by the code that introduced it and are pinned
 # here; a later version keeps the earlier ones reachable through options (below).
@@ -108,6 +114,7 @@ GOLDEN = {
         # version 3's for every text above; these are hard-wrapped
         "wrapped_en": 0x74598BD2A87953A0,
         "wrapped_zh": 0xD6C89AD22AB3A7DC,
+        "page_contact": 0x54598833BA6F71E0,
     },
     3: {
         # EN and ZH are one line of prose without numbers: version 2's values
@@ -126,6 +133,7 @@ TEXTS = {
     "page_zh": PAGE_ZH,
     "wrapped_en": WRAPPED_EN,
     "wrapped_zh": WRAPPED_ZH,
+    "page_contact": PAGE_CONTACT,
 }
 # Version 1's options: Charikar's simhash, position decay 150 stretched by (N/300)^0.75, every
 # word kept, no chrome filter, no numbers.
@@ -140,14 +148,15 @@ VERSION_1 = Fingerprinter(
 )
 # Version 2's: the whole text read as it is, no numbers.
 VERSION_2 = Fingerprinter(chrome=False, numbers=False, unwrap=False)
-# Version 4's (3's fingerprint): hard-wrapped lines read as they are.
-VERSION_4 = Fingerprinter(unwrap=False)
+# Hard-wrapped lines read as extraction returned them, as version 4 read them (version 4 also
+# took telephone numbers and a list's short dates for content numbers: no option restores that).
+UNJOINED = Fingerprinter(unwrap=False)
 
 
 def test_golden_values() -> None:
     """Version 4 kept version 3's fingerprints (it added the page signature beside them,
     pinned in ``test_signature.py``); version 5 keeps them for every text that is not
-    hard-wrapped."""
+    hard-wrapped and holds no telephone number or short list date."""
     assert FINGERPRINT_VERSION == 5
     for name, value in GOLDEN[3].items():
         assert simhash(TEXTS[name]) == value, name
@@ -159,10 +168,21 @@ def test_version_5_joins_hard_wrapped_lines_where_version_4_read_them_as_they_ar
     """Version 4 dropped the short last lines of wrapped Chinese paragraphs as chrome; the
     English text loses only a word of its tail, which moves no bit (its sentences differ:
     ``test_signature.py``)."""
-    assert VERSION_4.simhash(WRAPPED_ZH) != simhash(WRAPPED_ZH)
-    assert VERSION_4.content_words(WRAPPED_EN) != Fingerprinter().content_words(WRAPPED_EN)
+    assert UNJOINED.simhash(WRAPPED_ZH) != simhash(WRAPPED_ZH)
+    assert UNJOINED.content_words(WRAPPED_EN) != Fingerprinter().content_words(WRAPPED_EN)
     for name in GOLDEN[3]:
-        assert VERSION_4.simhash(TEXTS[name]) == simhash(TEXTS[name]), name
+        assert UNJOINED.simhash(TEXTS[name]) == simhash(TEXTS[name]), name
+
+
+def test_a_telephone_number_is_not_a_content_number() -> None:
+    """The contact line's words are read, its telephone numbers are not (version 4 read them
+    as three and four content numbers)."""
+    fingerprinter = Fingerprinter()
+    contact = fingerprinter.content_words(PAGE_CONTACT)
+    plain = fingerprinter.content_words(PAGE_EN)
+    assert "observatory" in contact[len(plain) :]
+    assert fingerprinter.number_tokens(contact) == fingerprinter.number_tokens(plain)
+    assert simhash(PAGE_CONTACT) != simhash(PAGE_EN)
 
 
 def test_version_2_fingerprints_are_still_computable() -> None:

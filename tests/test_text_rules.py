@@ -132,6 +132,11 @@ def test_chrome_around_an_article_does_not_move_its_fingerprint() -> None:
         "11月19号 10:45",
         "3小时前 阅读 1.2万 评论(36) 36人参与 12条评论",
         "第2页 共5页",
+        # a list's short dates, and telephone numbers (version 5)
+        "·电话专访阿汤哥：做明星的孩子不容易 (04-19) ·哈里森福特回应订婚谣言 [12-31]",
+        "请联系我们：010-56807194，传真 0432-62523538",
+        "call (555) 123-4567 or 555-987-6543",
+        "tel. +86 10 5680 7194, +44 20-7946-0958",
     ],
 )
 def test_dates_times_and_counters_are_not_numbers(text: str) -> None:
@@ -189,6 +194,10 @@ _PIECES = [
     "新闻",
     "发布会",
     "x",
+    "+",
+    "555-123-4567",
+    "010-56807194",
+    "(04-19)",
 ]
 
 
@@ -199,7 +208,7 @@ def test_every_word_and_character_a_pattern_begins_with_is_a_start() -> None:
     words = "|".join(
         [numbers._MONTHS, numbers._COUNTERS, numbers._PAGE_WORDS, numbers._CJK_COUNTERS]
     )
-    for word in [*words.replace("?", "").split("|"), *"0٣([第共"]:
+    for word in [*words.replace("?", "").split("|"), *"0٣([+第共"]:
         assert starts.match(f" {word} 5", 1), word
     assert not starts.match(" hotel 5", 1) and not starts.match("xmay 5", 1)
 
@@ -223,6 +232,9 @@ def test_the_patterns_find_the_same_matches_where_only_their_starts_are_tried(pi
         ("the vector 19 laptop", ["19"]),
         ("售价¥5999，运行内存16gb，屏幕尺寸6.5英寸", ["5999", "6.5"]),
         ("全场比分3比1，射门23次", ["3", "1", "23"]),
+        # not a month and day, not a telephone number
+        ("scores (13-45) and (3-1)", ["13", "45", "3", "1"]),
+        ("part 1234-5678 and 0800-123", ["1234", "5678", "0800", "123"]),
     ],
 )
 def test_content_numbers_are_features(text: str, kept: list[str]) -> None:
@@ -278,6 +290,28 @@ def test_pages_that_differ_in_their_numbers_are_told_apart() -> None:
     # version 2's behaviour: numbers are not features, the pages are the same
     v2 = Fingerprinter(numbers=False)
     assert v2.simhash(a) == v2.simhash(b)
+
+
+def test_an_article_whose_layouts_add_a_telephone_number_or_list_dates_is_one_article() -> None:
+    """An article with two numbers of its own, in one layout with the site's telephone
+    numbers below it and in another with a list of headlines and their short dates: its
+    numbers are the article's two in both (before version 5, four and five others made the
+    numbers veto refuse the copy)."""
+    from scrapy_simhash import page_signature
+
+    from .test_signature import PARAGRAPHS
+
+    article = [*PARAGRAPHS, "The new rules run to 56 articles in 11 chapters."]
+    contact = "Questions about this story? Call the newsroom on (555) 123-4567 or 555-987-6543."
+    headlines = (
+        "Ferry timetable changes from Monday, say harbour officials (04-19) Lifeboat crew "
+        "rescues two kayakers off the point (04-18) New bus route to the hospital (04-17)"
+    )
+    first = page_signature("\n".join([*article, contact]))
+    second = page_signature("\n".join([*article, headlines]))
+    assert first is not None and second is not None
+    assert first.number_count == second.number_count == 2
+    assert second.is_near_duplicate(first)
 
 
 def test_pages_that_differ_in_their_dates_and_counters_are_the_same() -> None:

@@ -64,8 +64,8 @@ from .wrap import unwrap
 #: another version refuses these fingerprints.
 #: 4: the page signature (:mod:`.signature`: the longest sentences, the word and number
 #: counts and the numbers sketch) stored beside the fingerprint, which is version 3's.
-#: 5: hard-wrapped text read with its wrapped lines joined (``unwrap``); any other text gives
-#: version 4's signature.
+#: 5: hard-wrapped text read with its wrapped lines joined (``unwrap``); telephone numbers and
+#: a list's short dates ("(04-19)") are not content numbers (:mod:`.numbers`).
 FINGERPRINT_VERSION = 5
 
 BITS = 64

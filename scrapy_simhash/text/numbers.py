@@ -5,9 +5,11 @@ Two product pages that differ only in their price and specs, or two match report
 only in their score, are different pages; version 2 left every number out and merged them. But
 the numbers of a page also include its dates, times and counters (views, comments, "3 hours
 ago", page counts), which differ between two copies of one article crawled on other days or in
-other layouts. So a number counts, unless it sits in one of those: :func:`blank_dates` removes
-the digits of dates, times, durations and counters from a normalized (NFKC, case-folded) text
-before its words are read, and what digits remain are features.
+other layouts, and the telephone numbers of the site's contact lines, which differ between two
+layouts of one article (version 5). So a number counts, unless it sits in one of those:
+:func:`blank_dates` removes the digits of dates, times, durations, counters and telephone
+numbers from a normalized (NFKC, case-folded) text before its words are read, and what digits
+remain are features.
 
 :func:`has_quantity` tells whether a line carries a measured number (a price, a size, a
 percentage, a score): the chrome filter keeps such short lines and table rows, where product
@@ -67,16 +69,16 @@ def _initials(*alternations: str) -> str:
     return "".join(sorted({word[0] for a in alternations for word in a.split("|")}))
 
 
-# Where one of the patterns below can begin: at a digit, a bracket, 第 or 共, the first
+# Where one of the patterns below can begin: at a digit, a bracket, a plus, 第 or 共, the first
 # character of a CJK counter, or a word boundary before the first letter of a month, counter
 # or page word. A lookahead for these before the alternation skips every other position at
 # the cost of one test, where the alternation would try each of its patterns there: the same
 # matches, found about twice as fast.
 _STARTS = (
-    rf"(?=[\d(\[第共{_initials(_CJK_COUNTERS)}]"
+    rf"(?=[\d(\[+第共{_initials(_CJK_COUNTERS)}]"
     rf"|\b[{_initials(_MONTHS, _COUNTERS, _PAGE_WORDS)}])"
 )
-# Dates, times, durations and counters, one alternation.
+# Dates, times, durations, counters and telephone numbers, one alternation.
 _DATE_PATTERNS = "|".join(
     [
         # 2024-11-19, 2024/11/19, 2024.11.19 (and a time after a T)
@@ -109,6 +111,14 @@ _DATE_PATTERNS = "|".join(
         rf"{_NUM}\s*[万萬千wk]?\s*[人次条條个個]?\s*(?:{_CJK_COUNTERS})",
         rf"[第共]\s*{_NUM}\s*[页頁张張幅条條]",
         rf"{_NUM}\s*/\s*{_NUM}\s*[页頁]",
+        # a list's short dates beside its headlines: (04-19), [11-05]
+        r"[(\[]\s*(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\s*[)\]]",
+        # telephone numbers, of a page's contact lines rather than its content:
+        # 010-56807194, (555) 123-4567, 555-123-4567, +86 10 5680 7194
+        r"(?<![\d.,-])0\d{2,3}-\d{7,8}(?![\d-])",
+        r"\(\d{3}\)\s*\d{3}-\d{4}(?![\d-])",
+        r"(?<![\d.,-])\d{3}-\d{3}-\d{4}(?![\d-])",
+        r"\+\d{1,3}[\s-]\d{1,4}(?:[\s-]\d{2,4}){2,4}(?![\d-])",
     ]
 )
 _DATELIKE = re.compile(f"{_STARTS}(?:{_DATE_PATTERNS})")
