@@ -111,7 +111,8 @@ _DATE_PATTERNS = "|".join(
         rf"{_NUM}\s*[万萬千wk]?\s*[人次条條个個]?\s*(?:{_CJK_COUNTERS})",
         rf"[第共]\s*{_NUM}\s*[页頁张張幅条條]",
         rf"{_NUM}\s*/\s*{_NUM}\s*[页頁]",
-        # a list's short dates beside its headlines: (04-19), [11-05]
+        # a list's short dates beside its headlines: (04-19), [11-05] (a score of two
+        # two-digit numbers in brackets that could be a month and a day reads as one too)
         r"[(\[]\s*(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\s*[)\]]",
         # telephone numbers, of a page's contact lines rather than its content:
         # 010-56807194, (555) 123-4567, 555-123-4567, +86 10 5680 7194
