@@ -88,6 +88,19 @@ def test_first_line_indents_and_blank_lines_keep_paragraphs_apart():
     assert unwrap(quoted) == "\n\n".join("   " + p for p in PARAGRAPHS)
 
 
+def test_html_source_lines_kept_with_their_indentation_are_read_as_their_paragraphs():
+    """Some extractions keep the line breaks and indentation of HTML whose source is wrapped:
+    a paragraph's first line follows its ``<p>``, the rest are indented to the markup's depth."""
+    lines = [textwrap.wrap(p, 72) for p in PARAGRAPHS]
+    source = "\n".join(
+        "\n".join([first, *(" " * 33 + line for line in rest)]) for first, *rest in lines
+    )
+    assert max(map(len, source.split("\n"))) > 100  # wider than any wrap, with the indent
+    assert unwrap(source) == "\n".join(PARAGRAPHS)
+    signature = page_signature(source)
+    assert signature is not None and signature == page_signature("\n".join(PARAGRAPHS))
+
+
 def test_texts_that_are_not_hard_wrapped_are_left_alone():
     one_line_a_paragraph = "\n".join(PARAGRAPHS + OTHER)
     assert unwrap(one_line_a_paragraph) is one_line_a_paragraph

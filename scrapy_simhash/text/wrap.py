@@ -16,12 +16,16 @@ line a paragraph has lines of every width, most of them longer; a layout's list 
 with their sources alternates wide and short lines), and at most :data:`ENDED_SHARE` of them
 end a sentence (a list of questions can be as wide, but each line ends its own). A full line
 is then joined to the next, unless it is chrome by itself (a menu line, a list item) or the
-next is blank, indented further (a new paragraph) or a list item or table row.
+next is blank, a list item or table row, or indented otherwise than most lines that follow a
+full line (a new paragraph's first line, with a first-line indent; a heading in an indented
+body). Widths are measured without the indentation: HTML whose source is wrapped and
+indented keeps both in some extractions, a paragraph's continued lines indented deeper than
+its first.
 
-On the quality bench (``docs/quality.md``) 52 of its 6,946 texts are hard-wrapped: Chinese
-essays kept as plain text on an old site, an RFC, an English post whose source lines
-extraction kept; a list of headlines as wide as wrapped lines is the case this reading can
-mistake.
+On the quality bench (``docs/quality.md``) 54 of its 6,946 texts are hard-wrapped: Chinese
+essays kept as plain text on an old site, an RFC, English posts whose source lines (and
+their indentation) extraction kept; a list of headlines as wide as wrapped lines is the case
+this reading can mistake.
 """
 
 from __future__ import annotations
@@ -56,8 +60,8 @@ _ITEM = ("- ", "* ", "• ", "· ", "|")
 # A line may be full only if it has this many characters or more (a full line of CJK
 # characters at the narrowest width).
 _SHORTEST_FULL = (WIDTHS[0] - RAGGED) // 2
-# ... and at most this many (the widest width, and some trailing white space).
-_LONGEST_FULL = WIDTHS[-1] + 20
+# ... and at most this many (the widest width, and indentation or trailing white space).
+_LONGEST_FULL = WIDTHS[-1] + 60
 
 
 def columns(line: str) -> int:
@@ -96,14 +100,23 @@ def unwrap(text: str) -> str:
     ):
         return text
     stripped = [line.rstrip() for line in lines]
-    widths = [columns(s) if len(s) <= WIDTHS[-1] else WIDTHS[-1] + 1 for s in stripped]
+    # a line's width is its text's: the indentation of HTML source lines is not part of it
+    texts = [line.lstrip() for line in stripped]
+    widths = [columns(t) if len(t) <= WIDTHS[-1] else WIDTHS[-1] + 1 for t in texts]
     width = wrap_width(widths)
     if width is None:
         return text
     full = [width - RAGGED <= w <= width for w in widths]
-    ended = sum(1 for s, f in zip(stripped, full, strict=True) if f and _ENDED.search(s))
+    ended = sum(1 for t, f in zip(texts, full, strict=True) if f and _ENDED.search(t))
     if ended > ENDED_SHARE * sum(full):
         return text
+    # what follows a full line is mostly the rest of its paragraph: the indentation of most
+    # such lines is a paragraph's body, and a line indented otherwise begins one (a first-line
+    # indent; a first line after its <p> in indented HTML source; a heading)
+    body = Counter(
+        _indent(stripped[i + 1]) for i in range(len(stripped) - 1) if full[i] and texts[i + 1]
+    )
+    indent = body.most_common(1)[0][0] if body else 0
     out: list[str] = []
     joined = False
     for i, line in enumerate(stripped):
@@ -115,7 +128,7 @@ def unwrap(text: str) -> str:
         joined = (
             full[i]
             and following.strip() != ""
-            and _indent(following) <= _indent(line)
+            and _indent(following) == indent
             and not following.lstrip().startswith(_ITEM)
             and not is_chrome(line)
         )
