@@ -84,10 +84,6 @@ def wrap_width(widths: list[int]) -> int | None:
     return best
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
 def unwrap(text: str) -> str:
     """``text`` with the line breaks of its hard-wrapped paragraphs made spaces (``text``
     itself when it is not hard-wrapped)."""
@@ -110,26 +106,25 @@ def unwrap(text: str) -> str:
     ended = sum(1 for t, f in zip(texts, full, strict=True) if f and _ENDED.search(t))
     if ended > ENDED_SHARE * sum(full):
         return text
+    indents = [len(s) - len(t) for s, t in zip(stripped, texts, strict=True)]
     # what follows a full line is mostly the rest of its paragraph: the indentation of most
     # such lines is a paragraph's body, and a line indented otherwise begins one (a first-line
     # indent; a first line after its <p> in indented HTML source; a heading)
-    body = Counter(
-        _indent(stripped[i + 1]) for i in range(len(stripped) - 1) if full[i] and texts[i + 1]
-    )
+    body = Counter(indents[i + 1] for i in range(len(texts) - 1) if full[i] and texts[i + 1])
     indent = body.most_common(1)[0][0] if body else 0
     out: list[str] = []
     joined = False
     for i, line in enumerate(stripped):
         if joined:
-            out[-1] += " " + line.lstrip()
+            out[-1] += " " + texts[i]
         else:
             out.append(line)
-        following = stripped[i + 1] if i + 1 < len(stripped) else ""
+        following = texts[i + 1] if i + 1 < len(texts) else ""
         joined = (
             full[i]
-            and following.strip() != ""
-            and _indent(following) == indent
-            and not following.lstrip().startswith(_ITEM)
+            and following != ""
+            and indents[i + 1] == indent
+            and not following.startswith(_ITEM)
             and not is_chrome(line)
         )
     return "\n".join(out)
