@@ -13,7 +13,7 @@ from scrapy_simhash.text.signature import DEFAULT_RULE
 from scrapy_simhash.text.wrap import columns, unwrap
 
 from .test_scrapy_crawl import MIDDLEWARE, crawl, paths
-from .test_signature import OTHER, PARAGRAPHS
+from .test_signature import OTHER, PARAGRAPHS, _plain_layout
 
 ZH_PARAGRAPHS = [
     "山区小镇的老粮站今年春天改建成了图书馆，开馆第一周就接待了三千多名读者。镇里的老人说，粮站"
@@ -169,21 +169,11 @@ def _plain_text_page(title: str, paragraphs: list[str]) -> str:
     )
 
 
-def _formatted_page(title: str, paragraphs: list[str]) -> str:
-    """The same article set in paragraphs in another site's layout."""
-    return (
-        f"<html><head><title>{title}</title></head><body><div class='menu'>"
-        f"<a href='/'>Start</a></div><main><article><h1>{title}</h1>"
-        + "".join(f"<p>{p}</p>" for p in paragraphs)
-        + "</article></main><footer>About</footer></body></html>"
-    )
-
-
 def test_an_article_kept_wrapped_in_one_layout_and_flowing_in_another_is_one_article():
     """Through extraction: the text of a plain-text article (a ``<pre>`` block) and the
     same article set in paragraphs on another site."""
     plain = _plain_text_page("Harbour market", PARAGRAPHS)
-    formatted = _formatted_page("Harbour market", PARAGRAPHS)
+    formatted = _plain_layout("Harbour market", PARAGRAPHS)
     texts = (
         extract_text(plain, "https://a.example/m"),
         extract_text(formatted, "https://b.example/m"),
@@ -206,7 +196,7 @@ def test_an_article_kept_wrapped_in_one_layout_and_flowing_in_another_is_one_art
 async def test_a_crawl_drops_the_paragraph_copy_of_a_plain_text_article(site, tmp_path, routes):
     pages = {
         "/wrap/market.txt.html": _plain_text_page("Harbour market", PARAGRAPHS),
-        "/wrap/market.html": _formatted_page("Harbour market", PARAGRAPHS),
+        "/wrap/market.html": _plain_layout("Harbour market", PARAGRAPHS),
         "/wrap/railway-path.txt.html": _plain_text_page("Railway path", OTHER),
     }
     links = "".join(f"<li><a href='{path}'>{path}</a></li>" for path in pages)
