@@ -9,11 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_simhash import Fingerprinter, hamming
+from scrapy_simhash import Fingerprinter, hamming, page_signature
 from scrapy_simhash.text import numbers
 from scrapy_simhash.text.chrome import MIN_KEPT, is_chrome, line_size, strip_chrome
 from scrapy_simhash.text.fingerprint import normalize
 from scrapy_simhash.text.numbers import blank_dates, has_quantity
+
+from .test_signature import PARAGRAPHS
 
 PROSE_EN = (
     "The city council voted on Tuesday to extend the tram line across the river, ending a "
@@ -297,10 +299,6 @@ def test_an_article_whose_layouts_add_a_telephone_number_or_list_dates_is_one_ar
     numbers below it and in another with a list of headlines and their short dates: its
     numbers are the article's two in both (before version 5, four and five others made the
     numbers veto refuse the copy)."""
-    from scrapy_simhash import page_signature
-
-    from .test_signature import PARAGRAPHS
-
     article = [*PARAGRAPHS, "The new rules run to 56 articles in 11 chapters."]
     contact = "Questions about this story? Call the newsroom on (555) 123-4567 or 555-987-6543."
     headlines = (
