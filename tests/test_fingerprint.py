@@ -111,7 +111,7 @@ GOLDEN = {
         "page_zh": 0x568E84DE32F7371E,
     },
     5: {
-        # version 3's for every text above; these are hard-wrapped
+        # version 3's for every text above; these are hard-wrapped or hold telephone numbers
         "wrapped_en": 0x74598BD2A87953A0,
         "wrapped_zh": 0xD6C89AD22AB3A7DC,
         "page_contact": 0x54598833BA6F71E0,
