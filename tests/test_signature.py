@@ -176,6 +176,31 @@ def test_longest_sentences_read_letters_only_and_keep_the_longest():
     assert kept[0] == sentence_hash(f"sentencenumber{'x' * 49}endshere")
 
 
+def test_longest_sentences_are_the_first_of_all_sentences_by_length_then_hash():
+    """The reading stops early (longest first); what it keeps is what sorting every
+    sentence would give: texts of many sentences of equal length, repeated sentences, and
+    sentences whose punctuation and digits make them longer than their letters."""
+    rng = random.Random(11)
+    pieces = ["ab", "cd ", "e,", "12 ", "f.g", "H", "ij-", "3"]
+    for case in range(600):
+        if case % 2:
+            sentences = [
+                "".join(rng.choice(pieces) for _ in range(rng.randint(6, 20)))
+                for _ in range(rng.randint(0, 25))
+            ]
+        else:  # letters only, of few lengths: many as long as the n-th longest
+            sentences = [
+                "".join(rng.choice("abc") for _ in range(rng.randint(19, 23)))
+                for _ in range(rng.randint(0, 25))
+            ]
+        sentences += rng.sample(sentences, len(sentences) // 3)  # repeated ones
+        text = "\n".join(sentences)
+        letters = {"".join(c for c in s.casefold() if c.isalpha()) for s in sentences}
+        ranked = sorted((-len(s), sentence_hash(s)) for s in letters if len(s) >= 20)
+        for n in (1, 3, SENTENCES):
+            assert longest_sentences(text, n) == tuple(h for _, h in ranked[:n])
+
+
 def test_numbers_sketch_ignores_dates_and_counters_but_not_prices():
     base = " ".join(PARAGRAPHS[:3])
     a = page_signature(f"{base}\nThe hall will cost 4.5 million and hold 120 stalls of 9 m2.")

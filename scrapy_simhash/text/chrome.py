@@ -37,7 +37,7 @@ MIN_KEPT = 40
 #: Words per item, at most, in a line of menu items.
 MENU_ITEM = 4
 
-_CJK = re.compile(f"[{CJK_CHARS}]")
+_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
 _WORD = re.compile(rf"[^\W_{CJK_CHARS}]+")
 _SEPARATOR = re.compile(r"\s[|>/·»›•]\s|[|｜>›»·•]")
 
@@ -47,7 +47,11 @@ def line_size(line: str) -> int:
     each, numbers nothing."""
     words = _WORD.findall(line)
     # numbers (dates, times, counters) do not make a line long
-    return len(words) - sum(map(str.isdecimal, words)) + len(_CJK.findall(line)) // 2
+    size = len(words) - sum(map(str.isdecimal, words))
+    if line.isascii():  # no CJK character to count
+        return size
+    # counted by runs: one string a run rather than one a character
+    return size + sum(map(len, _CJK_RUN.findall(line))) // 2
 
 
 def _judged(line: str) -> tuple[bool, int]:

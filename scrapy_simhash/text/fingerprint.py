@@ -230,9 +230,12 @@ def _simhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
 
 def _mix(x: np.ndarray) -> np.ndarray:
     """A bijective 64-bit integer mix (the splitmix64 finalizer), element-wise on uint64."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    x = x ^ (x >> np.uint64(30))  # a new array: the caller's is left as it was
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
 
 
 def _minhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
@@ -243,9 +246,13 @@ def _minhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
     if hashes.size == 0:
         return 0
     mixed = _mix(hashes[:, None] ^ _SLOT_SEEDS[None, :])
-    u = ((mixed >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+    u = (mixed >> np.uint64(11)).astype(np.float64)
+    u += 0.5  # in place: the same operations, without a new array for each
+    u *= 2.0**-53
+    np.log(u, out=u)
+    u /= weights[:, None]
     # the latest arrival in log(u) / w is the earliest in -ln(u) / w
-    winners = np.argmax(np.log(u) / weights[:, None], axis=0)
+    winners = np.argmax(u, axis=0)
     bits = (mixed[winners, _BIT_INDEX] & np.uint64(1)).astype(np.uint8)
     return int.from_bytes(np.packbits(bits).tobytes(), "big")
 

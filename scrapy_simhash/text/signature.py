@@ -90,16 +90,26 @@ def longest_sentences(prose: str, n: int = SENTENCES) -> tuple[int, ...]:
     """Hashes of the ``n`` longest distinct sentences of ``prose`` (longest first, ties by
     hash): each read as its letters, NFKC and case-folded, digits and punctuation left out,
     and kept when it has at least :data:`SENTENCE_MIN` of them."""
-    found = set()
-    for sentence in _SENTENCE_END.split(unicodedata.normalize("NFKC", prose)):
-        if len(sentence) >= SENTENCE_MIN:  # else it has fewer letters than that
-            letters = _NOT_LETTER.sub("", sentence.casefold())
-            if len(letters) >= SENTENCE_MIN:
-                found.add(letters)
-    if len(found) > n:  # only the n longest and those as long as the last are hashed
-        shortest = sorted(map(len, found), reverse=True)[n - 1]
-        found = {s for s in found if len(s) >= shortest}
-    hashed = sorted((-len(s), sentence_hash(s)) for s in found)
+    # A sentence has at most as many letters as characters: read longest first, and stop at
+    # the first that is shorter than the n-th longest found so far (none after it can
+    # reach that). Those as long as the n-th are all kept: ties are broken by hash.
+    candidates = [
+        s
+        for s in _SENTENCE_END.split(unicodedata.normalize("NFKC", prose))
+        if len(s) >= SENTENCE_MIN  # else it has fewer letters than that
+    ]
+    candidates.sort(key=len, reverse=True)
+    found: set[str] = set()
+    shortest = SENTENCE_MIN  # the n-th longest found, once n are found
+    for sentence in candidates:
+        if len(sentence) < shortest:
+            break
+        letters = _NOT_LETTER.sub("", sentence.casefold())
+        if len(letters) >= shortest and letters not in found:
+            found.add(letters)
+            if len(found) >= n:
+                shortest = sorted(map(len, found), reverse=True)[n - 1]
+    hashed = sorted((-len(s), sentence_hash(s)) for s in found if len(s) >= shortest)
     return tuple(h for _, h in hashed[:n])
 
 
