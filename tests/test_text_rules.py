@@ -71,6 +71,20 @@ def test_prose_lines_are_kept(line: str) -> None:
     assert not is_chrome(line)
 
 
+def test_a_long_line_is_judged_by_all_of_its_words() -> None:
+    """Numbers then prose is prose; a long menu is chrome; verse quoted with slashes for its
+    line breaks is prose (many separators, but over four words between them)."""
+    numbers_then_prose = " ".join(str(n) for n in range(2000, 2100)) + " " + PROSE_EN * 2
+    assert not is_chrome(numbers_then_prose)
+    assert strip_chrome(f"Home | News\n{numbers_then_prose}") == numbers_then_prose
+    long_word_then_prose = "x" * 350 + " " + PROSE_EN * 2
+    assert strip_chrome(f"Share this\n{long_word_then_prose}") == long_word_then_prose
+    menu = " | ".join(f"Section {n} news" for n in range(60))  # 180 words, 59 separators
+    assert line_size(menu) >= MIN_KEPT and is_chrome(menu)
+    verse = " / ".join([PROSE_EN[:60], PROSE_EN[60:]] * 15)  # 29 separators
+    assert line_size(verse) > 4 * 30 and not is_chrome(verse)
+
+
 def test_strip_chrome_keeps_the_prose_in_order() -> None:
     text = "\n".join(
         ["Home | News | Sport | Weather", "By Jane Smith", PROSE_EN, "Share this", PROSE_EN * 2]
