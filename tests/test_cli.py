@@ -201,6 +201,22 @@ def test_info_json(capsys, index_path):
     assert info["oldest"]["seen"] < info["newest"]["seen"]  # ISO 8601 sorts as time
 
 
+def test_info_shows_counts_with_separators_and_urls_as_written(capsys, tmp_path):
+    """The table groups thousands; ``--json`` is indented by two and keeps non-ASCII
+    characters as they are (an address in Japanese reads as one, not as escapes)."""
+    path = str(tmp_path / "jp")
+    with SimhashIndex(path) as ix:
+        ix.insert_many([((i << 24) | 0xABC, f"https://例え.jp/記事/{i}", {}) for i in range(1200)])
+    code, out, err = run(capsys, "info", path)
+    assert (code, err) == (0, "")
+    lines = dict(line.split(":", 1) for line in out.splitlines())
+    assert lines["entries"].strip() == "1,200"
+    code, out, err = run(capsys, "info", path, "--json")
+    assert (code, err) == (0, "")
+    assert out.startswith('{\n  "') and "https://例え.jp/記事/" in out and "\\u" not in out
+    assert json.loads(out)["entries"] == 1200
+
+
 # -- lookup, explain -----------------------------------------------------------------------
 
 
