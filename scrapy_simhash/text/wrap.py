@@ -52,7 +52,7 @@ ENDED_SHARE = 0.5
 _WIDE = re.compile(
     "[\u1100-\u115f\u2014\u2018\u2019\u201c\u201d\u2026\u2e80-\u303e\u3041-\u33ff"
     "\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f"
-    "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd]"
+    "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd]+"
 )
 _ENDED = re.compile(r"[.!?。！？；;…][\"'”’」』）)]*$")
 # The starts of list items and table rows.
@@ -66,7 +66,10 @@ _LONGEST_FULL = WIDTHS[-1] + 60
 
 def columns(line: str) -> int:
     """The columns a line takes in a fixed-width font (a wide character takes two)."""
-    return len(line) + len(_WIDE.findall(line))
+    if line.isascii():  # no wide character
+        return len(line)
+    # counted by runs, as chrome.line_size counts CJK characters
+    return len(line) + sum(map(len, _WIDE.findall(line)))
 
 
 def wrap_width(widths: list[int]) -> int | None:
