@@ -32,8 +32,10 @@ from scrapy_simhash.text.signature import (
 from .test_fingerprint import TEXTS
 from .test_scrapy_crawl import SiteSpider
 
-# A signature is a storage format: these values change only with FINGERPRINT_VERSION (5; 4's
-# for every text but the hard-wrapped ones and the one with telephone numbers).
+# A signature is a storage format: these values change only with FINGERPRINT_VERSION (6; 4's
+# for every text but the hard-wrapped ones and the one with telephone numbers; 5's for every
+# text but the Chinese hard-wrapped one, whose joined lines hold spaces between CJK
+# characters, where a sentence ends since version 6).
 GOLDEN = {
     "en": "e0517daad28859540000000000000000280000000000036297a4b48c4521a294632dd4059e08057f518333"
     "d10eb1a4",
@@ -47,8 +49,9 @@ GOLDEN = {
     "8b85770a97eb9484889dc37e33182",
     "wrapped_en": "a05379a8d28b597400000000000000003e0000000000042137e09ebabab27c6297a4b48c4521a29"
     "4632dd4059e08057f518333d10eb1a4",
-    "wrapped_zh": "dca7b32ad29ac8d6000000000000000084000000000007c5d71861ae725bcd483cd4abdcff774fc6"
-    "e8b85770a97eb99e44f95048825b59484889dc37e3318270bf427be70803b8d92573e984268dc7",
+    "wrapped_zh": "dca7b32ad29ac8d60000000000000000840000000000086abfd95ab827ec84c6e8b85770a97eb9"
+    "2345b127db8b0522cbfc4950cc15a984d336adb7ed7e4adaf7ff3e6a8a4df2786e3e3214063a546fd92573e9"
+    "84268dc7",
     "page_contact": "e0716fba33885954d923acb87d61ad2a3d0000000400066297a4b48c4521a294632dd4059e080"
     "57f518333d10eb1a46cdab1af6b0ac6f5b0893f9dfd41aa53cfae2502caf2a96c",
 }
@@ -136,11 +139,19 @@ def test_signatures_are_pinned():
         signature = page_signature(TEXTS[name])
         assert signature is not None and signature.pack().hex() == value, name
         assert PageSignature.unpack(bytes.fromhex(value)) == signature
-    # version 4 cut the sentences of hard-wrapped texts at their line breaks
+    # version 4 cut the sentences of hard-wrapped texts at their line breaks, and took the
+    # short last lines of paragraphs for chrome
     for name in ("wrapped_en", "wrapped_zh"):
         version_4 = page_signature(TEXTS[name], Fingerprinter(unwrap=False))
         assert version_4 is not None and version_4.pack().hex() != GOLDEN[name]
-        assert not set(version_4.sentences) & set(page_signature(TEXTS[name]).sentences)
+    version_4 = page_signature(TEXTS["wrapped_en"], Fingerprinter(unwrap=False))
+    assert not set(version_4.sentences) & set(page_signature(TEXTS["wrapped_en"]).sentences)
+    # since version 6 a Chinese text's sentences end at the spaces that join its wrapped lines,
+    # as at the line breaks themselves: most are the same, read with or without joining (the
+    # others are the paragraphs' short last lines, chrome when read line by line)
+    version_4 = page_signature(TEXTS["wrapped_zh"], Fingerprinter(unwrap=False))
+    joined = page_signature(TEXTS["wrapped_zh"])
+    assert len(set(version_4.sentences) & set(joined.sentences)) >= 5
 
 
 def test_signature_round_trips_pickles_and_rejects_bad_bytes():
@@ -249,6 +260,59 @@ def test_an_article_in_another_sites_layout_shares_its_sentences():
     assert plain.is_near_duplicate(busy) and busy.is_near_duplicate(plain)
     # by the sentence rule alone (no Hamming distance is small enough)
     assert DEFAULT_RULE.decide(busy, plain, -1) == "sentences"
+
+
+# A Chinese article with a subheading and a quotation: paragraphs that end without a full stop.
+ZH_ARTICLE = [
+    "山区小镇的老粮站今年春天改建成了图书馆，开馆第一周就接待了三千多名读者，其中一半以上是放学后结伴"
+    "而来的中小学生。",
+    "老粮站为什么变成了图书馆",
+    "镇里的老人说，粮站曾经是全镇最热闹的地方，每到秋收，拖拉机从早到晚排在门口，如今这里又一次聚满了"
+    "人，只是大家手里拿的不再是粮袋，而是孩子们的借书卡。",
+    "设计图书馆的建筑师保留了粮仓原有的木梁和砖墙，在屋顶开了一排天窗，让阅览室整天都有自然光，改建时"
+    "最难的是在不破坏旧墙的前提下加装保温层。",
+    "“我们希望孩子们放学以后有一个安静的地方可以看书写作业，不用再在街上跑来跑去”",
+    "图书馆的藏书大多来自城里几所大学的捐赠，也有不少是镇上居民自己送来的旧书，馆长介绍，他们每个周末"
+    "都会请志愿者给孩子们讲故事。",
+    "下一步的打算",
+    "镇政府表示，下一步准备把粮站旁边的晒谷场改造成小广场，方便居民晚上散步和跳舞，附近的商户也很期待"
+    "图书馆带来的客人。",
+]
+
+
+def _table_layout(title: str, paragraphs: list[str]) -> str:
+    """An old site's layout: the article in one cell of a table, between its menu and its
+    footer (extraction runs the cell's paragraphs into one line, joined by spaces)."""
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (
+        f"<html><head><title>{title}</title></head><body><table width='760'>"
+        "<tr><td><a href='/'>首页</a> | <a href='/n'>新闻</a> | <a href='/b'>论坛</a></td></tr>"
+        f"<tr><td>{body}</td></tr><tr><td>版权所有 2005 山区资讯网</td></tr></table></body></html>"
+    )
+
+
+def test_a_chinese_article_run_into_one_table_cell_keeps_its_sentences():
+    """Chinese puts no space between words: a space between two CJK characters is where a
+    layout ran two of the article's paragraphs together, and ends a sentence (version 6).
+    Without that, the subheading and the quotation, which end in no full stop, ran on into
+    the next paragraph's first sentence: the copies shared 2 of their 5 and 6 sentences, with
+    fingerprints 4 bits apart, and were not near duplicates."""
+    text = extract_text(_table_layout("老粮站变成了图书馆", ZH_ARTICLE), "https://example.com/a")
+    assert text is not None and "借书卡。 设计" in text  # the cell: one line
+    cell = page_signature(text)
+    plain = _signature(_plain_layout("老粮站变成了图书馆", ZH_ARTICLE))
+    assert cell is not None and len(cell.sentences) >= 6
+    assert cell.sentences == plain.sentences
+    assert cell.is_near_duplicate(plain) and plain.is_near_duplicate(cell)
+    # a space before a Latin word, a space after a full-width comma: one sentence each
+    latin = "这一次的更新使用 Python 编程语言重写了整个数据处理系统的核心部分。"
+    comma = "二月五日，志愿者餐厅盘活了， 每天能够做出七百份盒饭送到医院里。"
+    assert len(longest_sentences(latin)) == len(longest_sentences(comma)) == 1
+    two = (
+        "二月五日山区小镇的志愿者餐厅在老粮站旁边开始营业了 "
+        "每天都能够做出七百多份热腾腾的盒饭送到各个医院里"
+    )
+    assert len(longest_sentences(two)) == 2
 
 
 def test_different_articles_in_one_layout_are_not_near_duplicates():

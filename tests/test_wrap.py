@@ -73,8 +73,11 @@ def test_chinese_wrapped_mid_word_is_read_as_its_paragraphs():
     assert signature is not None and signature == page_signature(spaced)
     flowing = page_signature(joined)
     assert flowing is not None
-    assert signature.sentences == flowing.sentences
-    assert flowing.is_near_duplicate(signature)
+    # where an editor joined the lines, a sentence runs on where the spaced copies' ends at a
+    # space between two CJK characters (version 6): fewer sentences shared, the same words
+    assert 0 < _shared(signature, flowing) < len(flowing.sentences)
+    assert hamming(signature.fingerprint, flowing.fingerprint) <= 1
+    assert flowing.is_near_duplicate(signature) and signature.is_near_duplicate(flowing)
     before = page_signature(wrapped, LINE_BY_LINE)
     assert before is not None and _shared(before, flowing) < DEFAULT_RULE.shared
 

@@ -66,7 +66,9 @@ from .wrap import unwrap
 #: counts and the numbers sketch) stored beside the fingerprint, which is version 3's.
 #: 5: hard-wrapped text read with its wrapped lines joined (``unwrap``); telephone numbers and
 #: a list's short dates ("(04-19)") are not content numbers (:mod:`.numbers`).
-FINGERPRINT_VERSION = 5
+#: 6: a page signature's sentences also end at white space within CJK text (a table cell that
+#: runs an article's paragraphs into one line; :mod:`.signature`).
+FINGERPRINT_VERSION = 6
 
 BITS = 64
 _MASK = (1 << BITS) - 1

@@ -9,9 +9,10 @@ standfirst, captions, credits or lists (``docs/quality.md``). So the signature h
 signal beside it, which layouts do not change and edits do:
 
 * the hashes of the text's :data:`SENTENCES` longest distinct sentences (a sentence: split at
-  sentence ends and line breaks, read as its letters alone, case-folded, without digits; at
-  least :data:`SENTENCE_MIN` letters), from the prose lines the fingerprint reads (those of
-  a hard-wrapped text joined first, so a line break in mid-sentence does not cut one);
+  sentence ends, line breaks and white space within CJK text, read as its letters alone,
+  case-folded, without digits; at least :data:`SENTENCE_MIN` letters), from the prose lines
+  the fingerprint reads (those of a hard-wrapped text joined first, so a line break in
+  mid-sentence does not cut one);
 * the count of content words (for the length guards);
 * a 64-bit one-bit minhash of the distinct numbers that are features (prices, specs,
   scores; not dates, times or counters) and their count, for the numbers veto.
@@ -65,6 +66,7 @@ from .fingerprint import (
     feature_hashes,
     hamming,
 )
+from .segment import CJK_CHARS
 
 #: How many of a text's longest sentences its signature keeps.
 SENTENCES = 8
@@ -73,9 +75,22 @@ SENTENCE_MIN = 20
 #: The rules a decision can name (``simhash/duplicate/by/<rule>``).
 RULES = ("hamming", "sentences")
 
-# A sentence ends at a line break, at CJK or Latin end punctuation, or at a full stop
-# followed by white space (not inside "3.5" or "U.S.").
-_SENTENCE_END = re.compile(r"\n|(?<=[。！？!?；;…])|(?<=\.)\s+")
+# A sentence ends at a line break, at CJK or Latin end punctuation, at a full stop followed
+# by white space (not inside "3.5" or "U.S."), or at white space after a CJK character (with
+# a closing quote, bracket or colon of its own or not) before a CJK character, a digit or an
+# opening quote or bracket. Chinese and Japanese prose puts no space between words: a space
+# there is where a layout ran two paragraphs or items into one line (a table cell holding
+# the article; a subheading or a quotation without its full stop ran into what follows),
+# which another layout of the same article sets as lines of their own (version 6). A space
+# before a Latin word ("使用 Python 编程") or after a comma ends none. The text is
+# NFKC-normalized first (full-width colons and brackets are ASCII then).
+_CJK_BEFORE_SPACE = f"(?:(?<=[{CJK_CHARS}])|(?<=[{CJK_CHARS}][:)”」』》]))"
+# (The look-ahead for white space first: most positions fail it at once, before the
+# look-behinds are tried.)
+_SENTENCE_END = re.compile(
+    rf"\n|(?<=[。！？!?；;…])"
+    rf"|(?=\s)(?:(?<=\.)\s+|{_CJK_BEFORE_SPACE}\s+(?=[{CJK_CHARS}\d“「『《(]))"
+)
 _NOT_LETTER = re.compile(r"[\W\d_]+")
 _HEAD = struct.Struct("<QQIHB")  # fingerprint, numbers, words, number count, sentences
 _MASK = (1 << 64) - 1
