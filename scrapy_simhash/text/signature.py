@@ -85,12 +85,15 @@ RULES = ("hamming", "sentences")
 # before a Latin word ("使用 Python 编程") or after a comma ends none. The text is
 # NFKC-normalized first (full-width colons and brackets are ASCII then).
 _CJK_BEFORE_SPACE = f"(?:(?<=[{CJK_CHARS}])|(?<=[{CJK_CHARS}][:)”」』》]))"
-# (The look-ahead for white space first: most positions fail it at once, before the
-# look-behinds are tried.)
-_SENTENCE_END = re.compile(
-    rf"\n|(?<=[。！？!?；;…])"
-    rf"|(?=\s)(?:(?<=\.)\s+|{_CJK_BEFORE_SPACE}\s+(?=[{CJK_CHARS}\d“「『《(]))"
+# The end marks are taken out with the split: a sentence is read by its letters alone. The
+# white space rule is tried only where white space follows (most positions fail that at
+# once) and only in a text holding CJK characters (the one search costs less than trying it
+# at every space of a Latin text).
+_SENTENCE_END = re.compile(r"[\n。！？!?；;…]|\.\s+")
+_SENTENCE_END_CJK = re.compile(
+    rf"[\n。！？!?；;…]|\.\s+|(?=\s){_CJK_BEFORE_SPACE}\s+(?=[{CJK_CHARS}\d“「『《(])"
 )
+_CJK = re.compile(f"[{CJK_CHARS}]")
 _NOT_LETTER = re.compile(r"[\W\d_]+")
 _HEAD = struct.Struct("<QQIHB")  # fingerprint, numbers, words, number count, sentences
 _MASK = (1 << 64) - 1
@@ -108,9 +111,11 @@ def longest_sentences(prose: str, n: int = SENTENCES) -> tuple[int, ...]:
     # A sentence has at most as many letters as characters: read longest first, and stop at
     # the first that is shorter than the n-th longest found so far (none after it can
     # reach that). Those as long as the n-th are all kept: ties are broken by hash.
+    text = unicodedata.normalize("NFKC", prose)
+    splitter = _SENTENCE_END_CJK if _CJK.search(text) else _SENTENCE_END
     candidates = [
         s
-        for s in _SENTENCE_END.split(unicodedata.normalize("NFKC", prose))
+        for s in splitter.split(text)
         if len(s) >= SENTENCE_MIN  # else it has fewer letters than that
     ]
     candidates.sort(key=len, reverse=True)
