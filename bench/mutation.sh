@@ -3,7 +3,8 @@
 # docs/mutation.md has the figures and the review of the survivors).
 #   .venv/bin/pip install mutmut==3.8.1     # a dev tool: not in the package's extras
 #   sh bench/mutation.sh [--fresh] [mutmut run options and mutant names]
-#   sh bench/mutation.sh --stage config|service|scrapy|cli [--fresh] [mutmut run options]
+#   sh bench/mutation.sh --stage config|service|scrapy|cli [--fresh|--resume] [mutmut run options]
+#   sh bench/mutation.sh --stage config|service|scrapy|cli --save
 # Writes mutants/ (ignored by git) and keeps it: a run stopped part way, or a run after a
 # change, goes on from the verdicts already there (mutmut tests again only the mutants of
 # functions whose code changed). --fresh deletes mutants/ first. `.venv/bin/mutmut results`
@@ -27,6 +28,9 @@
 #            rule), less the Chromium rendering and the `scrapy simhash` runs in a project
 #            folder of their own.
 # Results: `cd mutants-<stage> && ../.venv/bin/mutmut results`.
+# --save writes the stage's verdicts to bench/mutation-verdicts/<stage>.json.gz (tracked by
+# git); --resume starts a new mutants-<stage>/ from them, so a run goes on in a new checkout
+# (mutmut checks again the mutants of every function changed since; bench/mutation_verdicts.py).
 set -e
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -53,13 +57,19 @@ if [ "$1" = "--stage" ]; then
     "-k", "not scrapy_command and not spider_name_for_its_redis_index"' ;;
         *) echo "--stage config, service, scrapy or cli" >&2; exit 2 ;;
     esac
-    if [ "$1" = "--fresh" ]; then
-        shift
-        rm -rf "mutants-$stage"
-    fi
+    saved="bench/mutation-verdicts/$stage.json.gz"
+    resume=
+    case $1 in
+        --fresh) shift; rm -rf "mutants-$stage" ;;
+        --resume) shift; rm -rf "mutants-$stage"; resume=1 ;;
+        --save) exec "$root/.venv/bin/python" bench/mutation_verdicts.py save "mutants-$stage" "$saved" ;;
+    esac
     mkdir -p "mutants-$stage"
     git archive HEAD | tar -x -C "mutants-$stage"
     "$root/.venv/bin/python" bench/mutation_stage.py "mutants-$stage/pyproject.toml" "$modules" "$tests"
+    if [ -n "$resume" ]; then
+        "$root/.venv/bin/python" bench/mutation_verdicts.py restore "$saved" "mutants-$stage"
+    fi
     ln -sfn "$root/.venv" "mutants-$stage/.venv"
     cd "mutants-$stage"
 fi
