@@ -315,6 +315,36 @@ def test_a_chinese_article_run_into_one_table_cell_keeps_its_sentences():
     assert len(longest_sentences(two)) == 2
 
 
+@deferred_f_from_coro_f
+async def test_a_crawl_drops_a_chinese_article_copied_into_a_table_cell(site, routes, tmp_path):
+    """The copy of :data:`ZH_ARTICLE` in an old table layout is dropped as a near duplicate
+    of the article, by its sentences; another Chinese article in the same layout is kept."""
+    from .test_scrapy_crawl import MIDDLEWARE, crawl, paths
+
+    weather = [
+        TEXTS["zh"],
+        "据介绍，今年冬季全国平均气温预计比常年偏低，北方部分地区降温幅度较大，相关部门已经提前储备"
+        "了防寒物资，并安排人员在重点路段值守。",
+    ]
+    pages = {
+        "/zh/library.html": _plain_layout("老粮站变成了图书馆", ZH_ARTICLE),
+        "/zh/partner-library.html": _table_layout("老粮站变成了图书馆", ZH_ARTICLE),
+        "/zh/partner-weather.html": _table_layout("北方将迎来降温降雪", weather),
+    }
+    for path, html in pages.items():
+        routes[path] = (200, "text/html; charset=utf-8", html.encode())
+    links = "".join(f"<li><a href='{p}'>{p}</a></li>" for p in pages)
+    index_page = f"<html><body><ul>{links}</ul></body></html>"
+    routes["/zh/index.html"] = (200, "text/html; charset=utf-8", index_page.encode())
+    result = await crawl(MIDDLEWARE, tmp_path, site, start="/zh/index.html")
+    assert paths(site, result.kept) == ["/zh/library.html", "/zh/partner-weather.html"]
+    assert result.simhash["simhash/duplicate"] == 1
+    assert result.simhash["simhash/duplicate/by/sentences"] == 1
+    with SimhashIndex(tmp_path / "simhash" / "site") as index:
+        drop = index.dropped(site.url("/zh/partner-library.html"))
+        assert (drop.kept, drop.rule) == (site.url("/zh/library.html"), "sentences")
+
+
 def test_different_articles_in_one_layout_are_not_near_duplicates():
     a = _signature(_busy_layout("Grain terminal to become a market hall", PARAGRAPHS))
     b = _signature(_busy_layout("Railway path reopens", OTHER))
