@@ -31,6 +31,7 @@
 # --save writes the stage's verdicts to bench/mutation-verdicts/<stage>.json.gz (tracked by
 # git); --resume starts a new mutants-<stage>/ from them, so a run goes on in a new checkout
 # (mutmut checks again the mutants of every function changed since; bench/mutation_verdicts.py).
+# Resume without mutant names: mutmut runs every mutant a name matches again, whatever its verdict.
 set -e
 cd "$(dirname "$0")/.."
 root=$PWD

@@ -89,10 +89,9 @@ _CJK_BEFORE_SPACE = f"(?:(?<=[{CJK_CHARS}])|(?<=[{CJK_CHARS}][:)”」』》]))"
 # white space rule is tried only where white space follows (most positions fail that at
 # once) and only in a text holding CJK characters (the one search costs less than trying it
 # at every space of a Latin text).
-_SENTENCE_END = re.compile(r"[\n。！？!?；;…]|\.\s+")
-_SENTENCE_END_CJK = re.compile(
-    rf"[\n。！？!?；;…]|\.\s+|(?=\s){_CJK_BEFORE_SPACE}\s+(?=[{CJK_CHARS}\d“「『《(])"
-)
+_ENDS = r"[\n。！？!?；;…]|\.\s+"
+_SENTENCE_END = re.compile(_ENDS)
+_SENTENCE_END_CJK = re.compile(rf"{_ENDS}|(?=\s){_CJK_BEFORE_SPACE}\s+(?=[{CJK_CHARS}\d“「『《(])")
 _CJK = re.compile(f"[{CJK_CHARS}]")
 _NOT_LETTER = re.compile(r"[\W\d_]+")
 _HEAD = struct.Struct("<QQIHB")  # fingerprint, numbers, words, number count, sentences
