@@ -24,6 +24,7 @@ from scrapy_simhash.cli.open_index import reword
 from scrapy_simhash.cli.output import Progress
 from scrapy_simhash.crawl.middleware import SimhashMiddleware
 from scrapy_simhash.index import FORMAT_VERSION, SimhashIndex
+from scrapy_simhash.index.layout import build_layout
 from scrapy_simhash.index.storage import META
 from scrapy_simhash.text.extract import extract_text
 from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION, Fingerprinter
@@ -135,6 +136,39 @@ def test_info_table(capsys, index_path):
     assert "measured on 8 entries" in lines["candidates/probe"]
     assert lines["oldest"].strip() == f"{_iso(NOW - 40 * DAY)}  https://example.com/a"
     assert lines["newest"].strip() == f"{_iso(NOW - 1 * DAY)}  https://example.com/c"
+
+
+def _readme_info_labels() -> list[str]:
+    """The rows of ``info`` in the README's sample session, in order."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("$ .venv/bin/scrapy-simhash info example_project/.scrapy/simhash/news\n")
+    sample = readme[start:].split("\n\n", 1)[0].splitlines()[1:]
+    return [line.split(":", 1)[0] for line in sample]
+
+
+def test_info_shows_the_rows_of_the_readme(capsys, index_path):
+    code, out, err = run(capsys, "info", index_path)
+    assert (code, err) == (0, "")
+    rows = [line.split(":", 1) for line in out.splitlines()]
+    assert [label for label, _ in rows] == _readme_info_labels()
+    values = {label: value.strip() for label, value in rows}
+    assert values["path"] == os.path.abspath(index_path)
+    on_disk = os.path.getsize(os.path.join(index_path, "data.mdb")) / 1024
+    assert values["bytes on disk"] == f"{on_disk:.1f} KiB (data.mdb {on_disk:.1f} KiB)"
+    assert values["drop records"] == "0 pages dropped as near duplicates"
+    assert values["repeated sentences"].startswith("0 ")
+
+
+def test_info_shows_the_prefix_bits_of_an_uneven_layout(capsys, tmp_path):
+    # k=2 in 3 blocks of 22, 21 and 21 bits: each table's prefix is one block
+    path = str(tmp_path / "k2")
+    with SimhashIndex(path, max_distance=2, layout=build_layout(2, 3)) as index:
+        index.insert(A, "https://example.com/a")
+    code, out, err = run(capsys, "info", path)
+    assert (code, err) == (0, "")
+    values = {k: v.strip() for k, v in (line.split(":", 1) for line in out.splitlines())}
+    assert values["layout"].startswith("22+21+21: ")
+    assert values["prefix bits"] == "21-22"
 
 
 def test_info_sizes_in_binary_units():
@@ -607,6 +641,13 @@ def test_dump_into_a_reader_that_stops_early_exits_quietly(tmp_path):
 def test_verify_ok_and_damaged(capsys, index_path):
     code, out, err = run(capsys, "verify", index_path)
     assert (code, out, err) == (0, "ok: 8 entries, 4 tables and 0 drop records agree\n", "")
+    assert run_json(capsys, "verify", index_path) == {
+        "ok": True,
+        "entries": 8,
+        "tables": 4,
+        "drop_records": 0,
+        "problems": [],
+    }
     env = lmdb.open(index_path, max_dbs=80)
     try:
         table = env.open_db(b"t02", dupsort=True, dupfixed=True)
@@ -622,7 +663,10 @@ def test_verify_ok_and_damaged(capsys, index_path):
     assert report["ok"] is False
     assert len(report["problems"]) == 1
     assert report["problems"][0].startswith("table 2 lacks 0x")
+    assert (report["entries"], report["tables"]) == (8, 4)
     assert err == f"scrapy-simhash: error: {index_path} is damaged: 1 problem(s) found\n"
+    code, out, err = run(capsys, "verify", index_path)  # the table names the problem
+    assert (code, out) == (1, f"problem: {report['problems'][0]}\n")
 
 
 def test_compact(capsys, index_path, tmp_path):

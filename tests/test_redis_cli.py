@@ -229,7 +229,16 @@ def test_compact_between_redis_and_lmdb_says_what_it_copied(capsys, redis_server
 def test_errors_are_one_line(capsys, redis_server, key):
     url = redis_server.url
     code, _, err = run(capsys, "info", url)
-    assert code == 1 and "give the index's --key" in err
+    assert (code, err) == (
+        1,
+        f"scrapy-simhash: error: INDEX {url} is a Redis server: give the index's --key\n",
+    )
+    code, _, err = run(capsys, "info", "redis://:pw@127.0.0.1:1/0")  # named, password hidden
+    assert (code, err) == (
+        1,
+        "scrapy-simhash: error: INDEX redis://:***@127.0.0.1:1/0 is a Redis server:"
+        " give the index's --key\n",
+    )
     code, _, err = run(capsys, "info", "--key", "missing", url)
     assert code == 1 and "no index 'missing'" in err
     code, _, err = run(capsys, "info", "--key", key, "redis://:pw@127.0.0.1:1/0")
