@@ -802,6 +802,10 @@ def test_unknown_format(capsys, index_path):
         (["dump", "x", "--json", "--jsonl"], "scrapy-simhash dump: error: argument --jsonl:"),
         (["lookup", "x"], "scrapy-simhash lookup: error: give one of FINGERPRINT, --url, --html"),
         (["lookup", "x", "-k", "two", "0"], "scrapy-simhash lookup: error: argument -k:"),
+        (
+            ["report", "x"],
+            "scrapy-simhash report: error: the following arguments are required: -o/--output",
+        ),
     ],
 )
 def test_usage_errors(capsys, argv, last_line):
@@ -861,6 +865,22 @@ def test_python_m(index_path):
     done = _subprocess(["-m", "scrapy_simhash", "info", index_path, "--jsonl"])
     assert (done.returncode, done.stderr) == (0, "")
     assert json.loads(done.stdout)["entries"] == 8
+
+
+def test_debug_shows_the_libraries_log_lines_and_only_with_it(tmp_path):
+    # trafilatura warns when it discards a page with an empty body, and logs its steps at
+    # DEBUG: none of it reaches the user's terminal unless --debug asks for it
+    empty = tmp_path / "empty.html"
+    empty.write_text("<html><body></body></html>", encoding="utf-8")
+    argv = ["-m", "scrapy_simhash", "fingerprint", "--html", str(empty)]
+    quiet = _subprocess(argv)
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+    assert quiet.stdout.splitlines()[1].split() == ["-", "0", str(empty)]
+    loud = _subprocess([*argv[:2], "--debug", *argv[2:]])
+    assert (loud.returncode, loud.stdout) == (0, quiet.stdout)
+    lines = loud.stderr.splitlines()
+    assert "trafilatura.core WARNING: discarding data: None" in lines
+    assert any(re.fullmatch(r"trafilatura\.[\w.]+ DEBUG: .+", line) for line in lines)
 
 
 def test_scrapy_command(index_path, tmp_path):
