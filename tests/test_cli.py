@@ -121,10 +121,17 @@ def urls(rows: object) -> list[tuple[int, str]]:
 # -- info ------------------------------------------------------------------------------------
 
 
+def _rows(text: str) -> list[tuple[str, str]]:
+    """The ``label: value`` lines of an object's table (``info``), values stripped."""
+    return [
+        (label, value.strip()) for label, value in (ln.split(":", 1) for ln in text.splitlines())
+    ]
+
+
 def test_info_table(capsys, index_path):
     code, out, err = run(capsys, "info", index_path)
     assert (code, err) == (0, "")
-    lines = dict(line.split(":", 1) for line in out.splitlines())
+    lines = dict(_rows(out))
     assert lines["entries"].strip() == "8"
     assert lines["fingerprints"].strip() == "8 distinct"
     assert lines["k"].strip() == "3"
@@ -142,16 +149,16 @@ def _readme_info_labels() -> list[str]:
     """The rows of ``info`` in the README's sample session, in order."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     start = readme.index("$ .venv/bin/scrapy-simhash info example_project/.scrapy/simhash/news\n")
-    sample = readme[start:].split("\n\n", 1)[0].splitlines()[1:]
-    return [line.split(":", 1)[0] for line in sample]
+    sample = readme[start:].split("\n\n", 1)[0].split("\n", 1)[1]
+    return [label for label, _ in _rows(sample)]
 
 
 def test_info_shows_the_rows_of_the_readme(capsys, index_path):
     code, out, err = run(capsys, "info", index_path)
     assert (code, err) == (0, "")
-    rows = [line.split(":", 1) for line in out.splitlines()]
+    rows = _rows(out)
     assert [label for label, _ in rows] == _readme_info_labels()
-    values = {label: value.strip() for label, value in rows}
+    values = dict(rows)
     assert values["path"] == os.path.abspath(index_path)
     data = os.stat(os.path.join(index_path, "data.mdb"))  # blocks taken, and the file's size
     taken, size = data.st_blocks * 512 / 1024, data.st_size / 1024
@@ -167,7 +174,7 @@ def test_info_shows_the_prefix_bits_of_an_uneven_layout(capsys, tmp_path):
         index.insert(A, "https://example.com/a")
     code, out, err = run(capsys, "info", path)
     assert (code, err) == (0, "")
-    values = {k: v.strip() for k, v in (line.split(":", 1) for line in out.splitlines())}
+    values = dict(_rows(out))
     assert values["layout"].startswith("22+21+21: ")
     assert values["prefix bits"] == "21-22"
 
@@ -200,7 +207,7 @@ def test_info_shows_the_recent_tables_and_a_merge_in_progress(capsys, tmp_path, 
             ix.insert(i << 40, f"https://example.com/{i}")
     code, out, err = run(capsys, "info", path)
     assert (code, err) == (0, "")
-    lines = dict(line.split(":", 1) for line in out.splitlines())
+    lines = dict(_rows(out))
     assert lines["tables"].strip() == "10"
     assert lines["recent tables"].strip() == (
         "4, holding 23 fingerprints (merged into the main tables from 20);"
@@ -244,7 +251,7 @@ def test_info_shows_counts_with_separators_and_urls_as_written(capsys, tmp_path)
         ix.insert_many([((i << 24) | 0xABC, f"https://例え.jp/記事/{i}", {}) for i in range(1200)])
     code, out, err = run(capsys, "info", path)
     assert (code, err) == (0, "")
-    lines = dict(line.split(":", 1) for line in out.splitlines())
+    lines = dict(_rows(out))
     assert lines["entries"].strip() == "1,200"
     code, out, err = run(capsys, "info", path, "--json")
     assert (code, err) == (0, "")
