@@ -1,6 +1,7 @@
 """README promises that a crawl must keep, each by a crawl that fails when it breaks: the
 field settings, the text length and body size limits, the commit timer, the dry run's meta,
-redirected and gzip-encoded pages, ``dont_simhash`` items and the add-on's priorities."""
+redirected and gzip-encoded pages, ``dont_simhash`` items, the add-on's priorities and the
+INFO line that names the index."""
 
 from __future__ import annotations
 
@@ -664,6 +665,43 @@ async def test_the_expected_size_sizes_a_new_index_and_not_an_existing_one(site,
     with SimhashIndex(str(tmp_path / "default" / "simhash" / "site"), readonly=True) as index:
         assert index.layout.tables == 4
         assert set(index.layout.prefix_bits) == {16}
+
+
+@pytest.mark.parametrize(
+    ("settings", "how"),
+    [
+        ({}, "pages processed in the crawl process"),
+        (
+            {"SIMHASH_WORKERS": 1, "SIMHASH_DRY_RUN": True},
+            "1 worker process (dry run: near-duplicates are counted, not dropped)",
+        ),
+    ],
+    ids=["inline", "1-worker-dry-run"],
+)
+@deferred_f_from_coro_f
+async def test_the_index_is_named_in_one_info_line_when_it_opens(
+    site, tmp_path, caplog, settings, how
+):
+    """The README's "Logging" line: path, entries, k and the table layout (at the default
+    million pages and k=3, 4 tables of 16-bit prefixes), then where pages are processed,
+    logged for the spider. The second crawl opens the first's index of 5 articles (a dry run
+    stores the pages it keeps, as a crawl does)."""
+    caplog.set_level("INFO", logger="scrapy_simhash")
+    path = tmp_path / "simhash" / "site"
+    layout = "4 tables for k=3: blocks 16+16+16+16, 1 leading; prefix 16 bits"
+    for entries in (0, 5):
+        caplog.clear()
+        result = await crawl({**MIDDLEWARE, **settings}, tmp_path, site)
+        opened = [r for r in caplog.records if r.getMessage().startswith("Simhash index")]
+        assert [(r.name, r.levelname, r.getMessage()) for r in opened] == [
+            (
+                "scrapy_simhash.crawl.service",
+                "INFO",
+                f"Simhash index {path}: {entries} entries, max distance 3, {layout}; {how}",
+            )
+        ]
+        assert isinstance(opened[0].spider, SiteSpider)  # extra={"spider": ...}
+        assert result.simhash["simhash/index/size"] == len(ARTICLES)
 
 
 @deferred_f_from_coro_f
