@@ -675,8 +675,9 @@ async def test_the_expected_size_sizes_a_new_index_and_not_an_existing_one(site,
             {"SIMHASH_WORKERS": 1, "SIMHASH_DRY_RUN": True},
             "1 worker process (dry run: near-duplicates are counted, not dropped)",
         ),
+        ({"SIMHASH_WORKERS": 2}, "2 worker processes"),
     ],
-    ids=["inline", "1-worker-dry-run"],
+    ids=["inline", "1-worker-dry-run", "2-workers"],
 )
 @deferred_f_from_coro_f
 async def test_the_index_is_named_in_one_info_line_when_it_opens(
@@ -856,6 +857,51 @@ async def test_a_page_fetched_again_beyond_the_decision_memory_is_kept_again(
     first, second = (site.url(path) for path in ARTICLES[:2])
     result = await crawl(MIDDLEWARE, tmp_path, site, spider=AgainSpider)
     assert [item["url"] for item in result.kept] == [first, second, first]
+    assert "simhash/duplicate" not in result.simhash
+
+
+class ReturnSpider(SiteSpider):
+    """Requests three articles, the second and third again, then the first again
+    (``dont_filter``, one at a time, in this order), and notes ``simhash/checked`` as each
+    reaches the spider."""
+
+    order = (0, 1, 2, 1, 2, 0)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.checked: list[tuple[str, int]] = []
+
+    async def start(self):
+        for i, n in enumerate(self.order):
+            url = urljoin(self.start_url, ARTICLES[n])
+            yield Request(url, self.parse_page, priority=-i, dont_filter=True)
+
+    def parse_page(self, response):
+        self.checked.append((response.url, self.crawler.stats.get_value("simhash/checked")))
+        yield from super().parse_page(response)
+
+
+@deferred_f_from_coro_f
+async def test_the_decision_memory_keeps_the_latest_pages_up_to_its_size(
+    site, tmp_path, monkeypatch
+):
+    """The decision memory holds the last ``DECISION_MEMORY`` decisions. The middleware
+    remembers a page under three keys (its URL, and the memo keys of its body and of its
+    text), so 6 hold two pages: after three articles, the second and third are recalled (not
+    checked again), and the first, forgotten, is checked again (and kept, as this crawl's
+    own entry)."""
+    monkeypatch.setattr(service_module, "DECISION_MEMORY", 6)
+    spiders = []
+
+    class Spider(ReturnSpider):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            spiders.append(self)
+
+    result = await crawl(MIDDLEWARE, tmp_path, site, spider=Spider)
+    urls = [site.url(ARTICLES[n]) for n in ReturnSpider.order]
+    assert spiders[0].checked == list(zip(urls, [1, 2, 3, 3, 3, 4], strict=True))
+    assert [item["url"] for item in result.kept] == urls
     assert "simhash/duplicate" not in result.simhash
 
 
