@@ -513,8 +513,17 @@ async def test_dropped_responses_do_not_keep_their_bodies(site, tmp_path):
     assert all(alive[url].body == b"" for url in kept_alive)
 
 
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [({}, (False, True)), ({"SIMHASH_FAST": True, "SIMHASH_FSYNC": False}, (True, False))],
+    ids=["defaults", "fast-no-fsync"],
+)
 @deferred_f_from_coro_f
-async def test_fast_extraction_and_no_fsync(site, tmp_path):
+async def test_fast_extraction_and_fsync_reach_the_extraction_and_lmdb(
+    site, tmp_path, settings, expected
+):
+    """By default a page is extracted in full and each commit is flushed (LMDB's sync flag);
+    SIMHASH_FAST and SIMHASH_FSYNC = False change both."""
     flags = []
 
     class FlagSpider(SiteSpider):
@@ -523,8 +532,7 @@ async def test_fast_extraction_and_no_fsync(site, tmp_path):
             flags.append((service.work.options.fast, service.index._tx.storage.env.flags()["sync"]))
             yield from super().parse_page(response)
 
-    settings = {**MIDDLEWARE, "SIMHASH_FAST": True, "SIMHASH_FSYNC": False}
-    result = await crawl(settings, tmp_path, site, spider=FlagSpider)
-    assert set(flags) == {(True, False)}
+    result = await crawl({**MIDDLEWARE, **settings}, tmp_path, site, spider=FlagSpider)
+    assert set(flags) == {expected}
     assert paths(site, result.kept) == ARTICLES
     assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -162,10 +163,12 @@ async def test_workers_killed_mid_crawl_are_replaced_and_their_pages_retried(
 
 @deferred_f_from_coro_f
 async def test_a_page_past_the_timeout_is_skipped_and_the_crawl_goes_on(
-    site, tmp_path, routes, monkeypatch
+    site, tmp_path, routes, monkeypatch, caplog
 ):
     """The slow page hangs its worker (launched to hang there); the other pages take a
-    fraction of the timeout, even on a loaded machine."""
+    fraction of the timeout, even on a loaded machine. The warning names the timeout set
+    and the page."""
+    caplog.set_level("WARNING", logger="scrapy_simhash")
     routes[SLOW] = (200, "text/html; charset=utf-8", _slow_page(200))
     launcher, _ = faulty_python(tmp_path, SLOW, hang=True)
     monkeypatch.setattr(sys, "executable", str(launcher))
@@ -181,6 +184,13 @@ async def test_a_page_past_the_timeout_is_skipped_and_the_crawl_goes_on(
         "simhash/workers/restarted": 1,
     }
     assert worker_pids() == []
+    warnings = [r.getMessage() for r in caplog.records if "took more than" in r.getMessage()]
+    assert len(warnings) == 1
+    assert re.fullmatch(
+        rf"Simhash worker \d+ took more than 3 s on {re.escape(site.url(SLOW))}: killed, "
+        r"page skipped",
+        warnings[0],
+    )
 
 
 @deferred_f_from_coro_f
