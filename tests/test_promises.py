@@ -21,6 +21,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 import scrapy_simhash.crawl.service as service_module
+from scrapy_simhash import page_signature
 from scrapy_simhash.crawl.addon import Addon
 from scrapy_simhash.crawl.middleware import SimhashMiddleware
 from scrapy_simhash.crawl.pages import PageWork
@@ -153,20 +154,28 @@ async def test_a_body_of_exactly_the_max_body_size_is_checked(site, routes, tmp_
 
 @deferred_f_from_coro_f
 async def test_the_dry_run_tells_the_spider_what_it_would_have_dropped(site, tmp_path):
-    seen = {}
+    """The README's four keys: the page's fingerprint (the one ``page_signature`` gives its
+    extracted text), and for a near-duplicate the page it duplicates, the distance and the
+    rule (all of the site's copies are found by Hamming distance)."""
+    seen, bodies = {}, {}
 
     class MetaSpider(SiteSpider):
         def parse_page(self, response):
-            seen[response.url.removeprefix(site.url(""))] = response.meta["simhash"]
+            page = response.url.removeprefix(site.url(""))
+            seen[page], bodies[page] = response.meta["simhash"], response.body
             yield from super().parse_page(response)
 
     settings = {**MIDDLEWARE, "SIMHASH_DRY_RUN": True}
     await crawl(settings, tmp_path, site, spider=MetaSpider)
-    for copy, (original, distance) in COPIES.items():
-        assert seen[copy]["duplicate_of"] == site.url(original)
-        assert seen[copy]["distance"] == distance
-    for article in ARTICLES:
-        assert seen[article]["duplicate_of"] is None and seen[article]["distance"] is None
+    for page in [*ARTICLES, *COPIES]:
+        fingerprint = page_signature(extract_text(bodies[page])).fingerprint
+        original, distance = COPIES.get(page, (None, None))
+        assert seen[page] == {
+            "fingerprint": fingerprint,
+            "duplicate_of": None if original is None else site.url(original),
+            "distance": distance,
+            "rule": None if original is None else "hamming",
+        }
 
 
 def _index_committed(path: Path) -> int:
