@@ -387,6 +387,47 @@ def test_dump_formats_agree(capsys, index_path):
     assert table[1:] == [f"{r['fingerprint']}  {r['seen']}  {r['url']}" for r in rows]
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["info", "INDEX"],
+        ["lookup", "INDEX", f"{A:016x}"],
+        ["explain", "INDEX", "https://example.com/a"],
+        ["dump", "INDEX"],
+        ["clusters", "INDEX"],
+        ["fingerprint", "TEXT", "HTML"],
+        ["remove", "INDEX", "--url", "https://example.com/c", "--dry-run"],
+        ["report", "INDEX", "-o", "OUT"],
+        ["verify", "INDEX"],
+        ["compact", "INDEX", "OUT"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_every_command_gives_one_json_document_or_json_lines(
+    capsys, tmp_path, index_path, files, command
+):
+    """README: "Every command prints a table; ``--json`` gives one JSON document and
+    ``--jsonl`` JSON lines": the lines are the document's rows (or the document, for a
+    command that answers with one object), and the table is not JSON."""
+    out = tmp_path / "out"
+    where = {"INDEX": index_path, "TEXT": str(files["text"]), "HTML": str(files["html"])}
+    argv = [where.get(a, str(out) if a == "OUT" else a) for a in command]
+    outputs = {}
+    for form in ("--json", "--jsonl", None):
+        shutil.rmtree(out, ignore_errors=True)  # compact writes to a new folder
+        code, printed, err = run(capsys, *argv, *([form] if form else []))
+        assert (code, err) == (0, "")
+        outputs[form] = printed
+    document = json.loads(outputs["--json"])
+    lines = [json.loads(line) for line in outputs["--jsonl"].splitlines()]
+    assert lines == (document if isinstance(document, list) else [document])
+    assert document  # something to compare
+    if command[0] == "report":  # the page is in the file; the answer names it
+        assert document == {"report": str(out), "k": 3} and out.read_text().startswith("<!")
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(outputs[None])
+
+
 def test_times_are_utc_whatever_the_local_time_zone(capsys, index_path, monkeypatch):
     """Times are written in UTC (their ``Z`` says so) on a machine set to another zone."""
     monkeypatch.setenv("TZ", "CST-8")  # POSIX form: UTC+8, no time zone database needed

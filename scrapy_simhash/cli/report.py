@@ -368,5 +368,6 @@ def cmd_report(args: argparse.Namespace, out: Output) -> int:
         Path(args.output).write_text(page, encoding="utf-8")
     except OSError as exc:
         raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    out.note(f"report: {args.output}")
+    # the table's one line, or (--json, --jsonl) an object, as every command answers
+    out.write_object({"report": args.output, "k": k}, [("report", args.output)])
     return 0
