@@ -12,6 +12,7 @@ from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.index.redis_index import REDIS_FORMAT_VERSION, RedisIndex
 from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION
 
+from ._redis_server import RedisServer
 from .test_cli import DAY, NOW, A, B, C, _info, _scrapy_simhash, make_project, run, run_json
 
 
@@ -283,3 +284,31 @@ def test_scrapy_simhash_takes_a_spider_name_for_its_redis_index(redis_server, tm
     finally:
         with RedisIndex(redis_server.url, "news:simhash") as index:
             index.drop()
+
+
+def test_a_password_in_the_url_is_never_printed(capsys, tmp_path):
+    """README: a password in INDEX's URL shows as ``***`` in what the commands print: an LMDB
+    index copied onto a server that asks for one, read, checked and copied back, and an
+    error about a key that holds no index."""
+    folder = str(tmp_path / "lmdb")
+    with SimhashIndex(folder, max_distance=3) as index:
+        index.insert_many([(A, "https://a.example/1", {}), (C, "https://c.example/", {})])
+    with RedisServer(tmp_path / "redis") as server, server.client() as client:
+        client.config_set("requirepass", "s3cret-pw")
+        url = f"redis://:s3cret-pw@127.0.0.1:{server.port}/0"
+        shown = f"redis://:***@127.0.0.1:{server.port}/0"
+        printed = []
+        for argv, status in [
+            (["compact", folder, url, "--key", "pw"], 0),
+            (["info", url, "--key", "pw"], 0),
+            (["info", url, "--key", "pw", "--json"], 0),
+            (["dump", url, "--key", "pw", "--jsonl"], 0),
+            (["verify", url, "--key", "pw", "--json"], 0),
+            (["compact", url, "--key", "pw", str(tmp_path / "back")], 0),
+            (["info", url, "--key", "none"], 1),
+        ]:
+            code, out, err = run(capsys, *argv)
+            assert code == status, (argv, err)
+            printed.append(out + err)
+    assert all(shown in text for text in printed[:3])
+    assert "s3cret-pw" not in "".join(printed)
