@@ -108,3 +108,11 @@ def test_imports_run_one_way() -> None:
             used |= set(re.findall(r"^\s*(?:from|import) scrapy_simhash\.(\w+)", source, re.M))
             assert used <= others, f"{module.relative_to(ROOT)} imports {sorted(used - others)}"
             assert not re.search(r"^\s*(?:from|import) (?:scrapy|twisted)\b", source, re.M), module
+
+
+def test_every_name_the_readme_promises_has_a_test() -> None:
+    """Each setting, stat, meta key and CLI command and option the README names is spoken to
+    by a test (``bench/readme_surface.py``; docs/mutation.md has its table)."""
+    command = [sys.executable, str(ROOT / "bench" / "readme_surface.py"), "--missing"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
