@@ -445,8 +445,8 @@ def test_times_are_utc_whatever_the_local_time_zone(capsys, index_path, monkeypa
 
 def test_json_output_keeps_text_readable(capsys, tmp_path):
     """Titles and URLs in other scripts are written as they are in ``--json`` and
-    ``--jsonl`` (not as \\u escapes): the output is UTF-8 JSON a person can read. A dumped
-    entry carries its record's other fields."""
+    ``--jsonl`` (not as \\u escapes), in rows and in a command's one object: the output is
+    UTF-8 JSON a person can read. A dumped entry carries its record's other fields."""
     path = str(tmp_path / "index")
     with SimhashIndex(path) as index:
         index.insert(A, "https://zh.example/新闻", title="同一篇文章")
@@ -458,6 +458,8 @@ def test_json_output_keeps_text_readable(capsys, tmp_path):
         assert row["record"] == {"title": "同一篇文章"}  # the record's fields besides seen
         code, out, _ = run(capsys, "lookup", path, f"{A:016x}", fmt)
         assert code == 0 and "https://zh.example/新闻" in out
+        code, out, _ = run(capsys, "explain", path, "https://zh.example/新闻", fmt)  # an object
+        assert code == 0 and '"https://zh.example/新闻"' in out
 
 
 def test_clusters(capsys, index_path):
