@@ -871,8 +871,8 @@ async def test_a_page_fetched_again_beyond_the_decision_memory_is_kept_again(
 
 class ReturnSpider(SiteSpider):
     """Requests three articles, the second and third again, then the first again
-    (``dont_filter``, one at a time, in this order), and notes ``simhash/checked`` as each
-    reaches the spider."""
+    (``dont_filter``), each only once the one before reached the spider, and notes
+    ``simhash/checked`` as each arrives: nothing else is decided in between."""
 
     order = (0, 1, 2, 1, 2, 0)
 
@@ -880,14 +880,18 @@ class ReturnSpider(SiteSpider):
         super().__init__(*args, **kwargs)
         self.checked: list[tuple[str, int]] = []
 
-    async def start(self):
-        for i, n in enumerate(self.order):
-            url = urljoin(self.start_url, ARTICLES[n])
-            yield Request(url, self.parse_page, priority=-i, dont_filter=True)
+    def _request(self, i: int) -> Request:
+        url = urljoin(self.start_url, ARTICLES[self.order[i]])
+        return Request(url, self.parse_page, dont_filter=True, cb_kwargs={"i": i})
 
-    def parse_page(self, response):
+    async def start(self):
+        yield self._request(0)
+
+    def parse_page(self, response, i=0):
         self.checked.append((response.url, self.crawler.stats.get_value("simhash/checked")))
         yield from super().parse_page(response)
+        if i + 1 < len(self.order):
+            yield self._request(i + 1)
 
 
 @deferred_f_from_coro_f
