@@ -37,7 +37,9 @@ def readme_names(text: str) -> dict[str, list[str]]:
         }
         - EXAMPLES
     )
-    meta = ["fingerprint", "duplicate_of", "distance", "rule"]
+    # the keys of the README's sample of response.meta["simhash"]
+    sample = re.search(r'response\.meta\["simhash"\] == \{(.*?)\}', text, re.S)
+    meta = re.findall(r'"(\w+)":', sample.group(1)) if sample else []
     commands, options = [], []
     for command, parser in _subcommands().items():
         # named in a command line, or in the README's table of commands
