@@ -41,7 +41,8 @@ def readme_names(text: str) -> dict[str, list[str]]:
     sample = re.search(r'response\.meta\["simhash"\] == \{(.*?)\}', text, re.S)
     meta = re.findall(r'"(\w+)":', sample.group(1)) if sample else []
     commands, options = [], []
-    for command, parser in _subcommands().items():
+    cli = build_parser()
+    for command, parser in _subcommands(cli).items():
         # named in a command line, or in the README's table of commands
         if re.search(rf"(\bscrapy-simhash |^\| `){command}\b", text, re.M):
             commands.append(command)
@@ -50,7 +51,7 @@ def readme_names(text: str) -> dict[str, list[str]]:
                 for option in sorted(_options(parser))
                 if re.search(rf"(?<![\w-]){option}\b", text)
             ]
-    options += [o for o in sorted(_options(build_parser())) if o in text]
+    options += [o for o in sorted(_options(cli)) if o in text]
     return {
         "setting": settings,
         "stat": stats,
@@ -60,8 +61,8 @@ def readme_names(text: str) -> dict[str, list[str]]:
     }
 
 
-def _subcommands() -> dict[str, argparse.ArgumentParser]:
-    for action in build_parser()._actions:
+def _subcommands(cli: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in cli._actions:
         if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)
     return {}

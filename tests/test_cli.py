@@ -132,17 +132,17 @@ def test_info_table(capsys, index_path):
     code, out, err = run(capsys, "info", index_path)
     assert (code, err) == (0, "")
     lines = dict(_rows(out))
-    assert lines["entries"].strip() == "8"
-    assert lines["fingerprints"].strip() == "8 distinct"
-    assert lines["k"].strip() == "3"
-    assert lines["layout"].strip().startswith("4x16: 4 tables for k=3")
-    assert lines["prefix bits"].strip() == "16"
-    assert lines["fingerprint version"].strip() == str(FINGERPRINT_VERSION)
-    assert lines["numbers"].strip() == "features"
-    assert lines["format version"].strip() == str(FORMAT_VERSION)
+    assert lines["entries"] == "8"
+    assert lines["fingerprints"] == "8 distinct"
+    assert lines["k"] == "3"
+    assert lines["layout"].startswith("4x16: 4 tables for k=3")
+    assert lines["prefix bits"] == "16"
+    assert lines["fingerprint version"] == str(FINGERPRINT_VERSION)
+    assert lines["numbers"] == "features"
+    assert lines["format version"] == str(FORMAT_VERSION)
     assert "measured on 8 entries" in lines["candidates/probe"]
-    assert lines["oldest"].strip() == f"{_iso(NOW - 40 * DAY)}  https://example.com/a"
-    assert lines["newest"].strip() == f"{_iso(NOW - 1 * DAY)}  https://example.com/c"
+    assert lines["oldest"] == f"{_iso(NOW - 40 * DAY)}  https://example.com/a"
+    assert lines["newest"] == f"{_iso(NOW - 1 * DAY)}  https://example.com/c"
 
 
 def _readme_info_labels() -> list[str]:
@@ -208,8 +208,8 @@ def test_info_shows_the_recent_tables_and_a_merge_in_progress(capsys, tmp_path, 
     code, out, err = run(capsys, "info", path)
     assert (code, err) == (0, "")
     lines = dict(_rows(out))
-    assert lines["tables"].strip() == "10"
-    assert lines["recent tables"].strip() == (
+    assert lines["tables"] == "10"
+    assert lines["recent tables"] == (
         "4, holding 23 fingerprints (merged into the main tables from 20);"
         " merging 20, 4 of 10 tables done"
     )
@@ -252,7 +252,7 @@ def test_info_shows_counts_with_separators_and_urls_as_written(capsys, tmp_path)
     code, out, err = run(capsys, "info", path)
     assert (code, err) == (0, "")
     lines = dict(_rows(out))
-    assert lines["entries"].strip() == "1,200"
+    assert lines["entries"] == "1,200"
     code, out, err = run(capsys, "info", path, "--json")
     assert (code, err) == (0, "")
     assert out.startswith('{\n  "') and "https://例え.jp/記事/" in out and "\\u" not in out

@@ -846,35 +846,12 @@ async def test_a_page_changed_by_exactly_k_bits_is_a_duplicate_of_itself(site, r
     assert again.simhash["simhash/duplicate"] == 1
 
 
-class AgainSpider(SiteSpider):
-    """Requests the site's first article, its second, then the first again (``dont_filter``)."""
+class InOrderSpider(SiteSpider):
+    """Requests the site's articles numbered in ``order`` (``dont_filter``), each only once
+    the one before reached the spider, and notes ``simhash/checked`` as each arrives: nothing
+    else is decided in between."""
 
-    async def start(self):
-        first, second = (urljoin(self.start_url, path) for path in ARTICLES[:2])
-        for i, url in enumerate((first, second, first)):
-            yield Request(url, self.parse_page, priority=-i, dont_filter=True)
-
-
-@deferred_f_from_coro_f
-async def test_a_page_fetched_again_beyond_the_decision_memory_is_kept_again(
-    site, tmp_path, monkeypatch
-):
-    """A page this crawl stored, fetched again (``dont_filter``) once the decision memory
-    has forgotten it, is found in the index as this crawl's own entry: kept again, not a
-    duplicate of itself as a page of an earlier crawl would be."""
-    monkeypatch.setattr(service_module, "DECISION_MEMORY", 1)
-    first, second = (site.url(path) for path in ARTICLES[:2])
-    result = await crawl(MIDDLEWARE, tmp_path, site, spider=AgainSpider)
-    assert [item["url"] for item in result.kept] == [first, second, first]
-    assert "simhash/duplicate" not in result.simhash
-
-
-class ReturnSpider(SiteSpider):
-    """Requests three articles, the second and third again, then the first again
-    (``dont_filter``), each only once the one before reached the spider, and notes
-    ``simhash/checked`` as each arrives: nothing else is decided in between."""
-
-    order = (0, 1, 2, 1, 2, 0)
+    order: tuple[int, ...] = (0,)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -892,6 +869,32 @@ class ReturnSpider(SiteSpider):
         yield from super().parse_page(response)
         if i + 1 < len(self.order):
             yield self._request(i + 1)
+
+
+class AgainSpider(InOrderSpider):
+    """Requests the site's first article, its second, then the first again."""
+
+    order = (0, 1, 0)
+
+
+class ReturnSpider(InOrderSpider):
+    """Requests three articles, the second and third again, then the first again."""
+
+    order = (0, 1, 2, 1, 2, 0)
+
+
+@deferred_f_from_coro_f
+async def test_a_page_fetched_again_beyond_the_decision_memory_is_kept_again(
+    site, tmp_path, monkeypatch
+):
+    """A page this crawl stored, fetched again (``dont_filter``) once the decision memory
+    has forgotten it, is found in the index as this crawl's own entry: kept again, not a
+    duplicate of itself as a page of an earlier crawl would be."""
+    monkeypatch.setattr(service_module, "DECISION_MEMORY", 1)
+    first, second = (site.url(path) for path in ARTICLES[:2])
+    result = await crawl(MIDDLEWARE, tmp_path, site, spider=AgainSpider)
+    assert [item["url"] for item in result.kept] == [first, second, first]
+    assert "simhash/duplicate" not in result.simhash
 
 
 @deferred_f_from_coro_f
