@@ -68,7 +68,10 @@ from .wrap import unwrap
 #: a list's short dates ("(04-19)") are not content numbers (:mod:`.numbers`).
 #: 6: a page signature's sentences also end at white space within CJK text (a table cell that
 #: runs an article's paragraphs into one line; :mod:`.signature`).
-FINGERPRINT_VERSION = 6
+#: 7: a page signature's sentence is known by its letters and the content numbers it holds
+#: (not its dates, times or counters), so the sentence rule tells apart pages whose sentences
+#: differ only in their prices, specs or scores (:func:`.signature.sentence_key`).
+FINGERPRINT_VERSION = 7
 
 BITS = 64
 _MASK = (1 << BITS) - 1

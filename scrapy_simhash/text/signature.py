@@ -9,10 +9,12 @@ standfirst, captions, credits or lists (``docs/quality.md``). So the signature h
 signal beside it, which layouts do not change and edits do:
 
 * the hashes of the text's :data:`SENTENCES` longest distinct sentences (a sentence: split at
-  sentence ends, line breaks and white space within CJK text, read as its letters alone,
-  case-folded, without digits; at least :data:`SENTENCE_MIN` letters), from the prose lines
-  the fingerprint reads (those of a hard-wrapped text joined first, so a line break in
-  mid-sentence does not cut one);
+  sentence ends, line breaks and white space within CJK text, measured by its letters,
+  case-folded; at least :data:`SENTENCE_MIN` letters; known by those letters and the content
+  numbers it holds, not its dates, times or counters), from the prose lines the fingerprint
+  reads (those of a hard-wrapped text joined first, so a line break in mid-sentence does not
+  cut one). A sentence's words do not tell a product's variants or a league's match reports
+  apart, and the sentence rule would take them for one page: their numbers do (version 7);
 * the count of content words (for the length guards);
 * a 64-bit one-bit minhash of the distinct numbers that are features (prices, specs,
   scores; not dates, times or counters) and their count, for the numbers veto.
@@ -66,6 +68,7 @@ from .fingerprint import (
     feature_hashes,
     hamming,
 )
+from .numbers import blank_dates
 from .segment import CJK_CHARS
 
 #: How many of a text's longest sentences its signature keeps.
@@ -94,6 +97,7 @@ _SENTENCE_END = re.compile(_ENDS)
 _SENTENCE_END_CJK = re.compile(rf"{_ENDS}|(?=\s){_CJK_BEFORE_SPACE}\s+(?=[{CJK_CHARS}\d“「『《(])")
 _CJK = re.compile(f"[{CJK_CHARS}]")
 _NOT_LETTER = re.compile(r"[\W\d_]+")
+_DIGITS = re.compile(r"\d+")
 _HEAD = struct.Struct("<QQIHB")  # fingerprint, numbers, words, number count, sentences
 _MASK = (1 << 64) - 1
 
@@ -103,10 +107,24 @@ def sentence_hash(sentence: str) -> int:
     return int.from_bytes(hashlib.blake2b(sentence.encode("utf-8"), digest_size=8).digest(), "big")
 
 
+def sentence_key(letters: str, sentence: str) -> str:
+    """What a sentence is known by: its ``letters`` (as :func:`longest_sentences` reads
+    them), and the content numbers it holds, in order (version 7). Dates, times, counters
+    and telephone numbers are not content numbers (:func:`.numbers.blank_dates`): a copy
+    with other dates keeps its sentences, while two sentences that say the same words with
+    other prices, scores or specs (a product's variants, a league's match reports) are two
+    sentences. A sentence without content numbers is known by its letters alone."""
+    if not _DIGITS.search(sentence):
+        return letters
+    numbers = _DIGITS.findall(blank_dates(" ".join(sentence.casefold().split())))
+    return f"{letters}\x00{' '.join(numbers)}" if numbers else letters
+
+
 def longest_sentences(prose: str, n: int = SENTENCES) -> tuple[int, ...]:
-    """Hashes of the ``n`` longest distinct sentences of ``prose`` (longest first, ties by
-    hash): each read as its letters, NFKC and case-folded, digits and punctuation left out,
-    and kept when it has at least :data:`SENTENCE_MIN` of them."""
+    """Hashes of the ``n`` longest distinct sentences of ``prose`` (longest first by their
+    letters, ties by hash): each read as its letters, NFKC and case-folded, digits and
+    punctuation left out, kept when it has at least :data:`SENTENCE_MIN` of them, and
+    known by its letters and content numbers (:func:`sentence_key`)."""
     # A sentence has at most as many letters as characters: read longest first, and stop at
     # the first that is shorter than the n-th longest found so far (none after it can
     # reach that). Those as long as the n-th are all kept: ties are broken by hash.
@@ -118,17 +136,19 @@ def longest_sentences(prose: str, n: int = SENTENCES) -> tuple[int, ...]:
         if len(s) >= SENTENCE_MIN  # else it has fewer letters than that
     ]
     candidates.sort(key=len, reverse=True)
-    found: set[str] = set()
+    found: dict[str, int] = {}  # sentence_key -> letters
     shortest = SENTENCE_MIN  # the n-th longest found, once n are found
     for sentence in candidates:
         if len(sentence) < shortest:
             break
         letters = _NOT_LETTER.sub("", sentence.casefold())
-        if len(letters) >= shortest and letters not in found:
-            found.add(letters)
-            if len(found) >= n:
-                shortest = sorted(map(len, found), reverse=True)[n - 1]
-    hashed = sorted((-len(s), sentence_hash(s)) for s in found if len(s) >= shortest)
+        if len(letters) >= shortest:
+            key = sentence_key(letters, sentence)
+            if key not in found:
+                found[key] = len(letters)
+                if len(found) >= n:
+                    shortest = sorted(found.values(), reverse=True)[n - 1]
+    hashed = sorted((-size, sentence_hash(key)) for key, size in found.items() if size >= shortest)
     return tuple(h for _, h in hashed[:n])
 
 
