@@ -88,7 +88,7 @@ RULES = ("hamming", "sentences")
 # before a Latin word ("使用 Python 编程") or after a comma ends none. The text is
 # NFKC-normalized first (full-width colons and brackets are ASCII then).
 _CJK_BEFORE_SPACE = f"(?:(?<=[{CJK_CHARS}])|(?<=[{CJK_CHARS}][:)”」』》]))"
-# The end marks are taken out with the split: a sentence is read by its letters alone. The
+# The end marks are taken out with the split: a sentence is measured by its letters. The
 # white space rule is tried only where white space follows (most positions fail that at
 # once) and only in a text holding CJK characters (the one search costs less than trying it
 # at every space of a Latin text).
