@@ -243,6 +243,41 @@ def test_a_sentence_is_known_by_its_letters_and_content_numbers_not_its_dates():
     assert len(longest_sentences(f"{report}\n{rescored}")) == 2
 
 
+def test_a_sentences_numbers_are_read_where_the_fingerprint_read_them():
+    """A date that a sentence end cuts in two ("on the 19. November": German dates put a full
+    stop after the day) is a date in the text the fingerprint reads, and no content number
+    of either sentence; read alone, the first sentence would end in the number 19."""
+    first = (
+        "The council will vote on the plan for the new market hall in the old terminal on the 19"
+    )
+    second = "November meeting the traders will hear what the authority has decided for them"
+    text = f"{PARAGRAPHS[0]}\n{first}. {second}."
+    signature = page_signature(text)
+    assert signature is not None and signature.number_count == 0
+    letters = "thecouncilwillvoteontheplanforthenewmarkethallintheoldterminalonthe"
+    assert sentence_key(letters, first) == f"{letters}\x0019"  # alone: a number
+    assert sentence_hash(letters) in signature.sentences  # in its text: a date
+    # where the fingerprint did not read the sentence (numbers left out), its letters alone
+    words_only = page_signature(text, Fingerprinter(numbers=False))
+    assert words_only is not None and words_only.sentences == signature.sentences
+
+
+def test_without_number_features_sentences_are_known_by_their_letters_alone():
+    """SIMHASH_NUMBERS = False: pages that differ only in their numbers are one page, by
+    either rule."""
+    words_only = Fingerprinter(numbers=False)
+    sentence = (
+        "Model TR-410 costs 129.90 and weighs 245 g, with a drop of 6 mm and a stack of 28 mm."
+    )
+    other = sentence.replace("129.90", "159.90").replace("245 g", "312 g")
+    assert longest_sentences(sentence) != longest_sentences(other)
+    assert longest_sentences(sentence, numbers=False) == longest_sentences(other, numbers=False)
+    a, b = (
+        page_signature(f"{' '.join(PARAGRAPHS[:3])}\n{s}", words_only) for s in (sentence, other)
+    )
+    assert a is not None and b is not None and a.sentences == b.sentences
+
+
 def test_match_reports_of_one_league_are_not_one_page_by_their_sentences():
     """A league's match reports (a product's variants) say the same sentences with other
     numbers. The sentence rule reads a sentence's words; before version 7 it took such pages

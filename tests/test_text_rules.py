@@ -238,6 +238,20 @@ def test_the_patterns_find_the_same_matches_where_only_their_starts_are_tried(pi
     assert numbers._DATELIKE.sub("#", text) == plain.sub("#", text)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40))
+def test_dates_blanked_in_place_keep_every_position_and_give_the_same_words(pieces) -> None:
+    """``keep_length``: each character blanked becomes one space, so a position of the text is
+    a position of the result (the page signature reads a sentence's numbers there), and
+    the words read from it are those read from the usual result."""
+    text = normalize("".join(pieces))
+    blanked, kept = blank_dates(text), blank_dates(text, keep_length=True)
+    assert len(kept) == len(text)
+    assert all(k == t or k == " " for k, t in zip(kept, text, strict=True))
+    words = re.compile(r"\w+")
+    assert words.findall(kept) == words.findall(blanked)
+
+
 @pytest.mark.parametrize(
     ("text", "kept"),
     [

@@ -153,9 +153,12 @@ def _is_content(token: str) -> bool:
     return not is_stop_word(token) and not token.isdecimal()  # isdecimal: all of \d
 
 
-def _block_words(block: str, content: bool, numbers: bool = False) -> list[str]:
+def _block_words(
+    block: str, content: bool, numbers: bool = False, read: list[tuple[str, str]] | None = None
+) -> list[str]:
     """The words of a normalized block in order (only content words if ``content``; with
-    ``numbers``, also the numbers that are not dates, times or counters).
+    ``numbers``, also the numbers that are not dates, times or counters; then ``read``, if
+    given, gets the block and the block with its dates blanked in place).
 
     All the CJK runs of the block are segmented in one call; a CJK word is a stop word only
     by the list (all its characters are CJK, never digits)."""
@@ -168,7 +171,10 @@ def _block_words(block: str, content: bool, numbers: bool = False) -> list[str]:
             tokens.append(None)
 
     if numbers:
-        for cjk, number, other in _TOKEN_NUMBERS.findall(blank_dates(block)):
+        dated = blank_dates(block, keep_length=read is not None)
+        if read is not None:
+            read.append((block, dated))
+        for cjk, number, other in _TOKEN_NUMBERS.findall(dated):
             if cjk:
                 add_run(cjk)
             elif number or _is_content(other):
@@ -328,12 +334,15 @@ class Fingerprinter:
             return text
         return strip_chrome(text, keep=_holds_quantity if self.numbers else None)
 
-    def prose_words(self, prose: str, nfkc: str | None = None) -> list[str]:
+    def prose_words(
+        self, prose: str, nfkc: str | None = None, read: list[tuple[str, str]] | None = None
+    ) -> list[str]:
         """:meth:`content_words` of a text that :meth:`prose` gave (``nfkc``: that text in
-        NFKC, when the caller has it)."""
+        NFKC, when the caller has it). With ``numbers``, ``read`` (if given) gets each block
+        read, normalized, beside the same block with its dates blanked in place."""
         found: list[str] = []
         for block in _blocks(prose, nfkc):
-            found += _block_words(block, content=True, numbers=self.numbers)
+            found += _block_words(block, content=True, numbers=self.numbers, read=read)
             if len(found) >= self.max_words:
                 return found[: self.max_words]
         return found

@@ -164,10 +164,21 @@ def _blank(match: re.Match[str]) -> str:
     return _DIGITS.sub(" ", match.group())
 
 
-def blank_dates(text: str) -> str:
+def _spaces(match: re.Match[str]) -> str:
+    return " " * len(match.group())
+
+
+def _blank_in_place(match: re.Match[str]) -> str:
+    return _DIGITS.sub(_spaces, match.group())
+
+
+def blank_dates(text: str, keep_length: bool = False) -> str:
     """``text`` (normalized: NFKC, case-folded) with the digits of its dates, times, years,
     durations and counters replaced by spaces, so that what digits remain are the numbers
-    that belong to the page's content. Words are left in place.
+    that belong to the page's content. Words are left in place. With ``keep_length``, each
+    character blanked becomes one space (the text keeps its length, and every position its
+    place); else each run of them becomes one space. The words read from either are the
+    same.
 
     The patterns only read the text around digits: one alternation of them tried at every
     position of a page costs more than its segmentation, so they run on windows of
@@ -184,7 +195,11 @@ def blank_dates(text: str) -> str:
             end = stop
             continue
         lo, hi = max(done, begin - _MARGIN), min(len(text), end + _MARGIN)
-        pieces += [text[done:lo], _YEAR.sub(" ", _DATELIKE.sub(_blank, text[lo:hi]))]
+        if keep_length:
+            window = _YEAR.sub(_spaces, _DATELIKE.sub(_blank_in_place, text[lo:hi]))
+        else:
+            window = _YEAR.sub(" ", _DATELIKE.sub(_blank, text[lo:hi]))
+        pieces += [text[done:lo], window]
         done = hi
         begin, end = start, stop
     pieces.append(text[done:])

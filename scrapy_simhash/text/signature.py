@@ -57,6 +57,7 @@ import math
 import re
 import struct
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,24 +108,42 @@ def sentence_hash(sentence: str) -> int:
     return int.from_bytes(hashlib.blake2b(sentence.encode("utf-8"), digest_size=8).digest(), "big")
 
 
-def sentence_key(letters: str, sentence: str) -> str:
+def sentence_key(letters: str, sentence: str, read: Sequence[tuple[str, str]] = ()) -> str:
     """What a sentence is known by: its ``letters`` (as :func:`longest_sentences` reads
     them), and the content numbers it holds, in order (version 7). Dates, times, counters
     and telephone numbers are not content numbers (:func:`.numbers.blank_dates`): a copy
     with other dates keeps its sentences, while two sentences that say the same words with
     other prices, scores or specs (a product's variants, a league's match reports) are two
-    sentences. A sentence without content numbers is known by its letters alone."""
+    sentences. A sentence without content numbers is known by its letters alone.
+
+    The numbers are read where the fingerprint read them: in the first of the ``read``
+    blocks (normalized, and with their dates blanked in place) that holds the sentence, so
+    a date is known by the text around it as the fingerprint knows it; else from the
+    sentence alone."""
     if not _DIGITS.search(sentence):
         return letters
-    numbers = _DIGITS.findall(blank_dates(" ".join(sentence.casefold().split())))
+    normal = " ".join(sentence.casefold().split())
+    for block, dated in read:
+        at = block.find(normal)
+        if at >= 0:
+            numbers = _DIGITS.findall(dated, at, at + len(normal))
+            break
+    else:
+        numbers = _DIGITS.findall(blank_dates(normal))
     return f"{letters}\x00{' '.join(numbers)}" if numbers else letters
 
 
-def longest_sentences(prose: str, n: int = SENTENCES) -> tuple[int, ...]:
+def longest_sentences(
+    prose: str,
+    n: int = SENTENCES,
+    numbers: bool = True,
+    read: Sequence[tuple[str, str]] = (),
+) -> tuple[int, ...]:
     """Hashes of the ``n`` longest distinct sentences of ``prose`` (longest first by their
     letters, ties by hash): each read as its letters, NFKC and case-folded, digits and
     punctuation left out, kept when it has at least :data:`SENTENCE_MIN` of them, and
-    known by its letters and content numbers (:func:`sentence_key`)."""
+    known by its letters and, with ``numbers``, its content numbers (:func:`sentence_key`;
+    ``read``: the blocks the fingerprint read)."""
     # A sentence has at most as many letters as characters: read longest first, and stop at
     # the first that is shorter than the n-th longest found so far (none after it can
     # reach that). Those as long as the n-th are all kept: ties are broken by hash.
@@ -143,7 +162,7 @@ def longest_sentences(prose: str, n: int = SENTENCES) -> tuple[int, ...]:
             break
         letters = _NOT_LETTER.sub("", sentence.casefold())
         if len(letters) >= shortest:
-            key = sentence_key(letters, sentence)
+            key = sentence_key(letters, sentence, read) if numbers else letters
             if key not in found:
                 found[key] = len(letters)
                 if len(found) >= n:
@@ -284,14 +303,15 @@ def page_signature(
     (under ``fingerprinter.min_words`` content words)."""
     prose = fingerprinter.prose(text)
     nfkc = unicodedata.normalize("NFKC", prose)  # one pass, for the words and the sentences
-    tokens = fingerprinter.prose_words(prose, nfkc)
+    read: list[tuple[str, str]] = []  # the blocks read, and their dates blanked
+    tokens = fingerprinter.prose_words(prose, nfkc, read)
     numbers = fingerprinter.number_tokens(tokens)
     words = len(tokens) - len(numbers)  # Fingerprinter.word_count, the numbers found once
     if words < fingerprinter.min_words:
         return None
     return PageSignature(
         fingerprint=fingerprinter.sketch_of(*fingerprinter.features(tokens)) & _MASK,
-        sentences=longest_sentences(nfkc),
+        sentences=longest_sentences(nfkc, numbers=fingerprinter.numbers, read=read),
         words=words,
         numbers=numbers_sketch(numbers),
         number_count=len(set(numbers)),
