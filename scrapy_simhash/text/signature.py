@@ -14,7 +14,8 @@ signal beside it, which layouts do not change and edits do:
   numbers it holds, not its dates, times or counters), from the prose lines the fingerprint
   reads (those of a hard-wrapped text joined first, so a line break in mid-sentence does not
   cut one). A sentence's words do not tell a product's variants or a league's match reports
-  apart, and the sentence rule would take them for one page: their numbers do (version 7);
+  apart, and the sentence rule would take them for one page: their numbers do (version 7;
+  without number features, a sentence is known by its letters alone);
 * the count of content words (for the length guards);
 * a 64-bit one-bit minhash of the distinct numbers that are features (prices, specs,
   scores; not dates, times or counters) and their count, for the numbers veto.
