@@ -20,7 +20,7 @@ from scrapy_simhash import (
     simhash,
     text_signature,
 )
-from scrapy_simhash.text.fingerprint import _BLOCK, words
+from scrapy_simhash.text.fingerprint import _BLOCK, nfkc, words
 
 EN = (
     "Scientists at the university observatory announced on Monday that a newly discovered comet "
@@ -498,3 +498,48 @@ def test_words_read_from_a_text_already_in_nfkc_are_the_same(name: str) -> None:
         words = fp.prose_words(prose, unicodedata.normalize("NFKC", prose))
         assert words == fp.prose_words(prose) and words
     assert len(text) > _BLOCK
+
+
+# Ideographs, and what NFKC changes or composes around them: full-width forms, half-width
+# katakana and their voiced marks, kana with combining marks, Hangul jamo, combining accents
+# (after an ideograph too), ligatures, compatibility ideographs, ideographic space.
+_NFKC_PIECES = [
+    "中",
+    "文",
+    "一",
+    "\u9fff",
+    "\u4e00",
+    "\u3400",
+    "Ａ",
+    "，",
+    "：",
+    "\u3000",
+    "ｶ",
+    "\uff9e",
+    "か",
+    "\u3099",
+    "\u309b",
+    "\u1100",
+    "\u1161",
+    "\u11a8",
+    "e",
+    "\u0301",
+    "\u0323",
+    "ﬁ",
+    "①",
+    "²",
+    "\u212b",
+    "\uf900",
+    "\u2f00",
+    "Å",
+    " ",
+    "\n",
+    "a.",
+    "2024",
+]
+
+
+@given(st.lists(st.sampled_from(_NFKC_PIECES), max_size=60))
+def test_nfkc_is_unicodedata_nfkc(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert nfkc(text) == unicodedata.normalize("NFKC", text)

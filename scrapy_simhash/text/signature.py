@@ -69,6 +69,7 @@ from .fingerprint import (
     _minhash_from,
     feature_hashes,
     hamming,
+    nfkc,
 )
 from .numbers import blank_dates
 from .segment import CJK_CHARS
@@ -303,16 +304,16 @@ def page_signature(
     """The signature of an extracted text, or ``None`` when it is too short to fingerprint
     (under ``fingerprinter.min_words`` content words)."""
     prose = fingerprinter.prose(text)
-    nfkc = unicodedata.normalize("NFKC", prose)  # one pass, for the words and the sentences
+    normal = nfkc(prose)  # one pass, for the words and the sentences
     read: list[tuple[str, str]] = []  # the blocks read, and their dates blanked
-    tokens = fingerprinter.prose_words(prose, nfkc, read)
+    tokens = fingerprinter.prose_words(prose, normal, read)
     numbers = fingerprinter.number_tokens(tokens)
     words = len(tokens) - len(numbers)  # Fingerprinter.word_count, the numbers found once
     if words < fingerprinter.min_words:
         return None
     return PageSignature(
         fingerprint=fingerprinter.sketch_of(*fingerprinter.features(tokens)) & _MASK,
-        sentences=longest_sentences(nfkc, numbers=fingerprinter.numbers, read=read),
+        sentences=longest_sentences(normal, numbers=fingerprinter.numbers, read=read),
         words=words,
         numbers=numbers_sketch(numbers),
         number_count=len(set(numbers)),
