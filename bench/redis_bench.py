@@ -66,10 +66,10 @@ def latencies(call, items) -> list[float]:
 
 @contextmanager
 def busy_core(on: bool = True) -> Iterator[None]:
-    """A process spinning at the lowest priority while the block runs (``on``): the cores
-    never go idle, as on a crawler's machine, so a round trip no longer waits for an idle
-    core to wake (on this bench's virtual machine, about 40 us a wake-up, two a round trip).
-    It yields to the client and the server whenever they have work."""
+    """A process spinning at the lowest priority while the block runs (``on``): its core
+    never goes idle, as on a crawler's machine, and the client or the server woken there
+    takes it at once, where an idle core must first wake (on this bench's virtual machine,
+    about 40 us a wake-up, up to two a round trip)."""
     if not on:
         yield
         return
