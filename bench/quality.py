@@ -522,12 +522,14 @@ def parse_rule(spec: str) -> Rule:
 def ablation_rules() -> list[tuple[str, Rule]]:
     """The signature rule built up one part at a time from the fingerprint alone."""
     d = DEFAULT_RULE
-    no_vetoes = dataclasses.replace(d, hamming_length=0.0, sentences_veto=OFF, numbers_min=OFF)
+    far = dataclasses.replace(d, near=-OFF)  # the share of sentences asked at every distance
+    no_vetoes = dataclasses.replace(far, hamming_length=0.0, sentences_veto=OFF, numbers_min=OFF)
     return [
         ("+ sentence rule (no numbers veto)", no_vetoes),
         ("+ numbers veto", dataclasses.replace(no_vetoes, numbers_min=d.numbers_min)),
-        ("+ hamming length guard", dataclasses.replace(d, sentences_veto=OFF)),
-        ("+ sentences veto (the default rule)", d),
+        ("+ hamming length guard", dataclasses.replace(far, sentences_veto=OFF)),
+        ("+ sentences veto", far),
+        ("+ 3 sentences enough within k+1 bits (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
     ]

@@ -386,6 +386,41 @@ def test_rule_guards_and_vetoes():
     )
 
 
+def _bits(n: int) -> int:
+    return (1 << n) - 1
+
+
+def test_three_shared_sentences_are_enough_one_bit_past_k(tmp_path):
+    """A 2%-edited copy can land one bit past k with most of its long sentences broken by the
+    edits: 3 of 8 shared, under half. The two weak signals agree, so the sentence rule asks
+    for 3 sentences alone there; two bits past k, or with 2 shared, it asks for half."""
+    rule = Rule()
+    stored = PageSignature(0, tuple(range(1, 9)), 1000, 0, 0)
+    near = PageSignature(_bits(4), (1, 2, 3, 20, 21, 22, 23, 24), 990, 0, 0)
+    assert rule.decide(near, stored, 3) == "sentences"
+    assert stored.is_near_duplicate(near)
+    assert rule.decide(near, stored, 3, counted=2) is None  # the guard left one out
+    assert rule.decide(near, stored, 2) is None  # k=2: two bits past k
+    assert Rule(near=0).decide(near, stored, 3) is None  # half asked at every distance
+    farther = PageSignature(_bits(5), near.sentences, 990, 0, 0)
+    assert rule.decide(farther, stored, 3) is None
+    two = PageSignature(near.fingerprint, (1, 2, 20, 21, 22, 23, 24, 25), 990, 0, 0)
+    assert rule.decide(two, stored, 3) is None
+    # the length guard and the numbers veto still hold
+    first = PageSignature(near.fingerprint, near.sentences, 400, 0, 0)
+    assert rule.decide(first, stored, 3) is None
+    numbered = PageSignature(0, stored.sentences, 1000, 0, 10)
+    variant = PageSignature(near.fingerprint, near.sentences, 990, _bits(64), 10)
+    assert rule.decide(variant, numbered, 3) is None
+    # an index holding the stored page finds it through the sentences' postings (the probe
+    # reaches k bits only) and decides as the rule does
+    with SimhashIndex(tmp_path / "ix") as ix:
+        ix.insert(stored, "https://a.example/story")
+        match = ix.decide(near, "https://b.example/copy")
+        assert match is not None and (match.rule, match.distance) == ("sentences", 4)
+        assert ix.decide(farther, "https://b.example/other") is None
+
+
 def test_an_article_in_another_sites_layout_shares_its_sentences():
     plain = _signature(_plain_layout("Grain terminal to become a market hall", PARAGRAPHS))
     busy = _signature(_busy_layout("Grain terminal to become a market hall", PARAGRAPHS))

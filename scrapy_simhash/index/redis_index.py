@@ -179,6 +179,7 @@ SCRIPT = resources.files(__package__).joinpath("redis_script.lua").read_text()
 RULE_FIELDS = (
     "shared",
     "shared_share",
+    "near",
     "length",
     "hamming_length",
     "sentences_veto",

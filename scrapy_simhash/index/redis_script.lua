@@ -343,6 +343,7 @@ local function rule_decide(page, stored, counted)
     return 'hamming'
   end
   local needed = max(R.shared, ceil(R.shared_share * fewer))
+  if d <= k + R.near then needed = R.shared end
   if (counted or shared) >= needed and shorter >= R.length then return 'sentences' end
   return nil
 end

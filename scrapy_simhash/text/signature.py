@@ -33,8 +33,10 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
 ``sentences``
     they share :attr:`Rule.shared` or more of their longest sentences, and at least
     :attr:`Rule.shared_share` of those of the page that has fewer (a few long sentences that
-    a site prints on every page do not make two of its articles one), and the shorter has
-    at least :attr:`Rule.length` of the longer's words. In an index, a
+    a site prints on every page do not make two of its articles one) unless their
+    fingerprints are within ``k`` + :attr:`Rule.near` bits (a 2%-edited copy one bit past
+    ``k`` whose edits broke most of its long sentences: two weak signals that agree), and
+    the shorter has at least :attr:`Rule.length` of the longer's words. In an index, a
     sentence held by :attr:`Rule.guard` or more stored pages does not count (a disclaimer, a
     byline, a newsletter box): that is learned across pages, and acts only in the decision.
 
@@ -229,8 +231,10 @@ class Rule:
 
     #: Shared long sentences that make two pages one article...
     shared: int = 3
-    #: ... and at least this share of the long sentences of the page that has fewer.
+    #: ... and at least this share of the long sentences of the page that has fewer...
     shared_share: float = 0.5
+    #: ... unless the fingerprints are within k + this many bits (then ``shared`` is enough).
+    near: int = 1
     #: The sentence rule's length guard: shorter words / longer words at least this.
     length: float = 0.5
     #: The Hamming rule's length guard.
@@ -273,6 +277,8 @@ class Rule:
             return "hamming"
         fewer = min(len(page.sentences), len(stored.sentences))
         needed = max(self.shared, math.ceil(self.shared_share * fewer))
+        if distance <= max_distance + self.near:
+            needed = self.shared  # one bit past k, and long sentences shared: a few edits
         if (shared if counted is None else counted) >= needed and (
             _shorter(page, stored) >= self.length
         ):
