@@ -859,7 +859,8 @@ def main(argv: list[str] | None = None) -> int:
     require_corpus()
     t0 = time.perf_counter()
     seeds = args.seed or [7]
-    by_seed = {seed: scored(args, seed) for seed in seeds}
+    pages = load_pages()
+    by_seed = {seed: scored(args, pages, seed) for seed in seeds}
     if len(seeds) > 1:
         across_seeds(by_seed)
     print(f"\ntotal {time.perf_counter() - t0:.0f} s", file=sys.stderr)
@@ -869,11 +870,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def scored(args: argparse.Namespace, seed: int) -> list[dict]:
-    """The pages of ``seed`` built (or read from the cache), every method's rows scored and
-    reported."""
+def scored(args: argparse.Namespace, pages: list[Page], seed: int) -> list[dict]:
+    """The variants of ``pages`` for ``seed`` built (or read from the cache), every
+    method's rows scored and reported."""
     t0 = time.perf_counter()
-    pages = load_pages()
     data = build(select(pages, args.limit, seed), seed, args.fast)
     print(f"pages and texts ready in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
     rows = []
