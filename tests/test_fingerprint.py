@@ -20,7 +20,7 @@ from scrapy_simhash import (
     simhash,
     text_signature,
 )
-from scrapy_simhash.text.fingerprint import _BLOCK, nfkc, words
+from scrapy_simhash.text.fingerprint import _BLOCK, nfkc, normalize, words
 
 EN = (
     "Scientists at the university observatory announced on Monday that a newly discovered comet "
@@ -424,6 +424,22 @@ RUNS = [
     "我",
     "工信处女干事每月经过下属科室都要亲口交代",
 ]
+
+
+def test_words_read_with_numbers_are_the_content_words_read_without() -> None:
+    """Read with numbers as features, a block keeps the same words as read without them (the
+    stop-word test is written out on that path): stop words, single Latin letters and
+    numbers left out; single CJK characters and kana, and every other word, kept."""
+    from scrapy_simhash.text.fingerprint import _block_words, is_number
+
+    tokens = "the a x é ß ж ω 的 龙 の カ 한 word naïve 16gb 1st don't 4096 3.5 1,299 ٣ x2 и das"
+    block = normalize(tokens + " 北京今天下雪了 降温 und")
+    with_numbers = _block_words(block, content=True, numbers=True)
+    without = _block_words(block, content=True, numbers=False)
+    assert [w for w in with_numbers if not is_number(w)] == without
+    assert {"龙", "の", "カ", "한", "naïve", "16gb", "1st"} <= set(without)
+    assert not {"the", "a", "x", "é", "ω", "4096", "das", "und"} & set(without)
+    assert {"4096", "3.5", "1,299"} <= set(with_numbers)
 
 
 def test_segmentation_is_jiebas() -> None:

@@ -3,6 +3,7 @@ what they keep, in English and Chinese."""
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
@@ -220,7 +221,7 @@ _PIECES = [
 def test_every_word_and_character_a_pattern_begins_with_is_a_start() -> None:
     """The lookahead admits the first character of every pattern: a digit, a bracket, 第 or 共,
     and each month, counter, page word and CJK counter where the patterns read it."""
-    starts = re.compile(numbers._STARTS)
+    starts = re.compile(numbers._DATELIKE[True, True].pattern.split("(?:", 1)[0])
     words = "|".join(
         [numbers._MONTHS, numbers._COUNTERS, numbers._PAGE_WORDS, numbers._CJK_COUNTERS]
     )
@@ -232,10 +233,28 @@ def test_every_word_and_character_a_pattern_begins_with_is_a_start() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=40))
 def test_the_patterns_find_the_same_matches_where_only_their_starts_are_tried(pieces) -> None:
-    """The lookahead that skips positions where no pattern can begin changes no match."""
+    """The lookahead that skips positions where no pattern can begin changes no match; nor
+    does leaving out the patterns of a script the text holds no letter of."""
     text = "".join(pieces)
-    plain = re.compile(numbers._DATE_PATTERNS)
-    assert numbers._DATELIKE.sub("#", text) == plain.sub("#", text)
+    plain = re.compile("|".join(pattern for pattern, _ in numbers._DATE_PATTERNS))
+    assert numbers._DATELIKE[True, True].sub("#", text) == plain.sub("#", text)
+    assert numbers._datelike_in(text).sub("#", text) == plain.sub("#", text)
+
+
+@pytest.mark.parametrize("script", ["latin", "cjk"])
+def test_a_pattern_of_a_script_matches_nothing_without_its_letters(script) -> None:
+    """The patterns left out of a text without Latin letters, or without CJK ones, need one
+    of them in every match: tried on the pieces the patterns read, those letters left out."""
+    letters = numbers._LATIN if script == "latin" else numbers._CJK_OR_HANGUL
+    pieces = [p for p in [*_PIECES, "10", "h", "2 ", "+86 10 5680 7194"] if not letters.search(p)]
+    rng = random.Random(script)
+    texts = ["".join(rng.choices(pieces, k=30)) for _ in range(2000)]
+    texts += [" ".join(pieces), "".join(pieces)]
+    for pattern, of in numbers._DATE_PATTERNS:
+        if of == script:
+            compiled = re.compile(pattern)
+            assert not any(compiled.search(t) for t in texts), pattern
+    assert any(re.search(p, t) for p, of in numbers._DATE_PATTERNS if of is None for t in texts)
 
 
 @settings(max_examples=300, deadline=None)

@@ -99,6 +99,7 @@ _BLOCK = 1 << 16
 _BREAKS = (" ", "\n", "。", "，")
 _CJK_RUN_MAX = 256
 
+_ASCII_DIGIT = re.compile("[0-9]")
 _hash_cache: dict[str, int] = {}
 _HASH_CACHE_MAX = 1 << 15
 
@@ -195,8 +196,15 @@ def _block_words(
         for cjk, number, other in _TOKEN_NUMBERS.findall(dated):
             if cjk:
                 add_run(cjk)
-            elif number or _is_content(other):
-                tokens.append(number or other)
+            elif number:
+                tokens.append(number)
+            # _is_content(other), written out: it runs for each of a page's thousand words
+            elif (
+                other not in STOP_WORDS
+                and (len(other) > 1 or "\u3040" <= other <= "\U0002ffff")
+                and not other.isdecimal()
+            ):
+                tokens.append(other)
     else:
         for cjk, other in _TOKEN.findall(block):
             if cjk:
@@ -223,6 +231,10 @@ def is_number(token: str) -> bool:
 
 
 def _holds_quantity(line: str) -> bool:
+    # NFKC and case-folding leave an ASCII line ASCII, and its digits where they were: most
+    # short lines (menu entries, bylines) hold none, and need not be normalized
+    if line.isascii() and _ASCII_DIGIT.search(line) is None:
+        return False
     return has_quantity(normalize(line))
 
 

@@ -77,55 +77,83 @@ def _initials(*alternations: str) -> str:
 # before the alternation skips every other position at the cost of one test, where the
 # alternation would try each of its patterns there: the same matches, found about twice as
 # fast (and a word followed by no number costs a scan of its letters, not the alternation).
-_STARTS = (
-    rf"(?=[\d(\[+第共{_initials(_CJK_COUNTERS)}]"
-    rf"|\b[{_initials(_MONTHS, _COUNTERS, _PAGE_WORDS)}][^\W\d_]*\W*\d)"
+_STARTS_AT = r"[\d(\[+"
+_STARTS_CJK = f"第共{_initials(_CJK_COUNTERS)}"
+_STARTS_WORD = rf"\b[{_initials(_MONTHS, _COUNTERS, _PAGE_WORDS)}][^\W\d_]*\W*\d"
+# Dates, times, durations, counters and telephone numbers, one alternation, each pattern
+# with the script its every match holds a letter of: "latin" (a Latin or Cyrillic letter:
+# a month, a unit, a counter word, am/pm), "cjk" (a CJK ideograph or a Hangul syllable), or
+# None (digits and punctuation alone).
+_DATE_PATTERNS: tuple[tuple[str, str | None], ...] = (
+    # 2024-11-19, 2024/11/19, 2024.11.19 (and a time after a T)
+    (r"(?<![\d.,])\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:t\d{1,2}:\d{2}(?::\d{2})?)?(?!\d)", None),
+    # 19.11.2024, 11/19/24, 19-11-2024
+    (r"(?<![\d.,])\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})(?!\d)", None),
+    # November 19, Nov. 19th; 19 November, 19. November, 19 de noviembre, 19 ноября
+    (rf"\b(?:{_MONTHS})\.?\s*\d{{1,2}}{_ORD}(?!\d)", "latin"),
+    (rf"(?<![\d.,])\d{{1,2}}{_ORD}\s*(?:of\s+|de\s+)?(?:{_MONTHS})\b", "latin"),
+    # times: 10:45, 10:45:12, 10.45am, 3 p.m., 14h30
+    (r"(?<![\d:.,])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])", None),
+    (r"(?<![\d.,])\d{1,2}(?:[.:]\d{2})?\s*[ap]\.?m\b\.?", "latin"),
+    (r"(?<![\d.,])\d{1,2}h\d{2}(?!\d)", "latin"),
+    # durations and relative times: 3 hours ago, 5 min read, vor 2 Stunden
+    (rf"(?<![\d.,]){_NUM}\s*(?:{_TIME_UNITS})\b", "latin"),
+    # counters: 12 comments, 1.2k views, comments (12), views: 1,234
+    (rf"(?<![\d.,]){_NUM}\s*[km]?\s*(?:{_COUNTERS})\b", "latin"),
+    (rf"\b(?:{_COUNTERS})\s*[:(]?\s*{_NUM}\s*[km]?\b", "latin"),
+    # page and picture counters: page 2 of 5, photo 3/10, (1/5)
+    (rf"\b(?:{_PAGE_WORDS})\.?\s*{_NUM}(?:\s*(?:of|/|von|de|di)\s*{_NUM})?", "latin"),
+    (rf"[(\[]\s*{_NUM}\s*/\s*{_NUM}\s*[)\]]", None),
+    # CJK dates and times: 2024年11月19日, 11月19号, 下午3点20分, 10時30分, 3小时前
+    (r"\d{1,2}\s*月\s*\d{1,2}\s*[日号號]", "cjk"),
+    (r"\d+\s*[年月日년월일]", "cjk"),
+    (r"\d{1,2}\s*[点點時时시]\s*(?:\d{1,2}\s*[分분])?(?:\s*\d{1,2}\s*[秒초])?", "cjk"),
+    (r"\d+\s*(?:秒|分钟|分鐘|小时|小時|个小时|個小時|天|周|週|个月|個月|초|분|시간)", "cjk"),
+    # CJK counters: 阅读 1234, 评论(12), 1.2万阅读, 36人参与, 12条评论; page counts
+    (rf"(?:{_CJK_COUNTERS})(?:量|数|數|次数|次數)?\s*[:：(（]?\s*{_NUM}\s*[万萬千wk]?", "cjk"),
+    (rf"{_NUM}\s*[万萬千wk]?\s*[人次条條个個]?\s*(?:{_CJK_COUNTERS})", "cjk"),
+    (rf"[第共]\s*{_NUM}\s*[页頁张張幅条條]", "cjk"),
+    (rf"{_NUM}\s*/\s*{_NUM}\s*[页頁]", "cjk"),
+    # a list's short dates beside its headlines: (04-19), [11-05] (a score of two
+    # two-digit numbers in brackets that could be a month and a day reads as one too)
+    (r"[(\[]\s*(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\s*[)\]]", None),
+    # telephone numbers, of a page's contact lines rather than its content:
+    # 010-56807194, (555) 123-4567, 555-123-4567, +86 10 5680 7194
+    (r"(?<![\d.,-])0\d{2,3}-\d{7,8}(?![\d-])", None),
+    (r"\(\d{3}\)\s*\d{3}-\d{4}(?![\d-])", None),
+    (r"(?<![\d.,-])\d{3}-\d{3}-\d{4}(?![\d-])", None),
+    (r"\+\d{1,3}[\s-]\d{1,4}(?:[\s-]\d{2,4}){2,4}(?![\d-])", None),
 )
-# Dates, times, durations, counters and telephone numbers, one alternation.
-_DATE_PATTERNS = "|".join(
-    [
-        # 2024-11-19, 2024/11/19, 2024.11.19 (and a time after a T)
-        r"(?<![\d.,])\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:t\d{1,2}:\d{2}(?::\d{2})?)?(?!\d)",
-        # 19.11.2024, 11/19/24, 19-11-2024
-        r"(?<![\d.,])\d{1,2}[-/.]\d{1,2}[-/.](?:\d{4}|\d{2})(?!\d)",
-        # November 19, Nov. 19th; 19 November, 19. November, 19 de noviembre, 19 ноября
-        rf"\b(?:{_MONTHS})\.?\s*\d{{1,2}}{_ORD}(?!\d)",
-        rf"(?<![\d.,])\d{{1,2}}{_ORD}\s*(?:of\s+|de\s+)?(?:{_MONTHS})\b",
-        # times: 10:45, 10:45:12, 10.45am, 3 p.m., 14h30
-        r"(?<![\d:.,])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])",
-        r"(?<![\d.,])\d{1,2}(?:[.:]\d{2})?\s*[ap]\.?m\b\.?",
-        r"(?<![\d.,])\d{1,2}h\d{2}(?!\d)",
-        # durations and relative times: 3 hours ago, 5 min read, vor 2 Stunden
-        rf"(?<![\d.,]){_NUM}\s*(?:{_TIME_UNITS})\b",
-        # counters: 12 comments, 1.2k views, comments (12), views: 1,234
-        rf"(?<![\d.,]){_NUM}\s*[km]?\s*(?:{_COUNTERS})\b",
-        rf"\b(?:{_COUNTERS})\s*[:(]?\s*{_NUM}\s*[km]?\b",
-        # page and picture counters: page 2 of 5, photo 3/10, (1/5)
-        rf"\b(?:{_PAGE_WORDS})\.?\s*{_NUM}"
-        rf"(?:\s*(?:of|/|von|de|di)\s*{_NUM})?",
-        rf"[(\[]\s*{_NUM}\s*/\s*{_NUM}\s*[)\]]",
-        # CJK dates and times: 2024年11月19日, 11月19号, 下午3点20分, 10時30分, 3小时前
-        r"\d{1,2}\s*月\s*\d{1,2}\s*[日号號]",
-        r"\d+\s*[年月日년월일]",
-        r"\d{1,2}\s*[点點時时시]\s*(?:\d{1,2}\s*[分분])?(?:\s*\d{1,2}\s*[秒초])?",
-        r"\d+\s*(?:秒|分钟|分鐘|小时|小時|个小时|個小時|天|周|週|个月|個月|초|분|시간)",
-        # CJK counters: 阅读 1234, 评论(12), 1.2万阅读, 36人参与, 12条评论; page counts
-        rf"(?:{_CJK_COUNTERS})(?:量|数|數|次数|次數)?\s*[:：(（]?\s*{_NUM}\s*[万萬千wk]?",
-        rf"{_NUM}\s*[万萬千wk]?\s*[人次条條个個]?\s*(?:{_CJK_COUNTERS})",
-        rf"[第共]\s*{_NUM}\s*[页頁张張幅条條]",
-        rf"{_NUM}\s*/\s*{_NUM}\s*[页頁]",
-        # a list's short dates beside its headlines: (04-19), [11-05] (a score of two
-        # two-digit numbers in brackets that could be a month and a day reads as one too)
-        r"[(\[]\s*(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\s*[)\]]",
-        # telephone numbers, of a page's contact lines rather than its content:
-        # 010-56807194, (555) 123-4567, 555-123-4567, +86 10 5680 7194
-        r"(?<![\d.,-])0\d{2,3}-\d{7,8}(?![\d-])",
-        r"\(\d{3}\)\s*\d{3}-\d{4}(?![\d-])",
-        r"(?<![\d.,-])\d{3}-\d{3}-\d{4}(?![\d-])",
-        r"\+\d{1,3}[\s-]\d{1,4}(?:[\s-]\d{2,4}){2,4}(?![\d-])",
-    ]
-)
-_DATELIKE = re.compile(f"{_STARTS}(?:{_DATE_PATTERNS})")
+# Every letter the "latin" patterns can match (case-folded Latin, its accented letters and
+# Cyrillic), and every character of the "cjk" patterns' scripts.
+_LATIN = re.compile("[a-z\u00c0-\u024f\u0400-\u04ff]")
+_CJK_OR_HANGUL = re.compile("[\u4e00-\u9fff\uac00-\ud7a3]")
+
+
+def _datelike(latin: bool, cjk: bool) -> re.Pattern[str]:
+    """The patterns that can match a text with Latin letters or not, with CJK ones or not,
+    in their order, behind the lookahead for where they begin: a text that holds no letter
+    of a script has the same matches without that script's patterns."""
+    scripts = {None, "latin" if latin else None, "cjk" if cjk else None}
+    patterns = [pattern for pattern, script in _DATE_PATTERNS if script in scripts]
+    starts = f"{_STARTS_AT}{_STARTS_CJK if cjk else ''}]"
+    if latin:
+        starts = f"{starts}|{_STARTS_WORD}"
+    return re.compile(f"(?={starts})(?:{'|'.join(patterns)})")
+
+
+# The alternation for a text, by (it holds a Latin letter, it holds a CJK one).
+_DATELIKE = {
+    (latin, cjk): _datelike(latin, cjk) for latin in (False, True) for cjk in (False, True)
+}
+
+
+def _datelike_in(text: str) -> re.Pattern[str]:
+    """The alternation for ``text``: a window of an English page is tried for no 年, 阅读 or
+    小时 at each of its digits (a third less time), a Chinese one for no month name."""
+    return _DATELIKE[_LATIN.search(text) is not None, _CJK_OR_HANGUL.search(text) is not None]
+
+
 _CURRENCY = r"[$€£¥￥₹₩₽]|us\$|usd|eur|gbp|rmb|cny|rs\.?"
 # Units a measured number is written with. Words that are also common short words in some
 # language ("in", "a", "t", "l", "w", "mi") are left out: after a number they more often
@@ -195,10 +223,11 @@ def blank_dates(text: str, keep_length: bool = False) -> str:
             end = stop
             continue
         lo, hi = max(done, begin - _MARGIN), min(len(text), end + _MARGIN)
+        window = text[lo:hi]
         if keep_length:
-            window = _YEAR.sub(_spaces, _DATELIKE.sub(_blank_in_place, text[lo:hi]))
+            window = _YEAR.sub(_spaces, _datelike_in(window).sub(_blank_in_place, window))
         else:
-            window = _YEAR.sub(" ", _DATELIKE.sub(_blank, text[lo:hi]))
+            window = _YEAR.sub(" ", _datelike_in(window).sub(_blank, window))
         pieces += [text[done:lo], window]
         done = hi
         begin, end = start, stop
@@ -209,6 +238,6 @@ def blank_dates(text: str, keep_length: bool = False) -> str:
 def has_quantity(line: str) -> bool:
     """Whether a line (normalized) holds a measured number once its dates and counters are
     left out: a price, a number with a unit or a percent sign, a decimal, a score."""
-    if not any(c.isdigit() for c in line):
+    if _DIGIT.search(line) is None:  # every quantity holds a decimal digit
         return False
     return _QUANTITY.search(blank_dates(line)) is not None
