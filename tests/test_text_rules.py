@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_simhash import Fingerprinter, hamming, page_signature
-from scrapy_simhash.text import numbers
-from scrapy_simhash.text.chrome import MIN_KEPT, is_chrome, line_size, strip_chrome
+from scrapy_simhash.text import chrome, numbers
+from scrapy_simhash.text.chrome import MIN_KEPT, _judged, is_chrome, line_size, strip_chrome
 from scrapy_simhash.text.fingerprint import normalize
 from scrapy_simhash.text.numbers import blank_dates, has_quantity
 
@@ -84,6 +84,77 @@ def test_a_long_line_is_judged_by_all_of_its_words() -> None:
     assert line_size(menu) >= MIN_KEPT and is_chrome(menu)
     verse = " / ".join([PROSE_EN[:60], PROSE_EN[60:]] * 15)  # 29 separators
     assert line_size(verse) > 4 * 30 and not is_chrome(verse)
+
+
+def _strip_line_by_line(text: str, keep=None) -> str:
+    """strip_chrome as its docstring says it, every line judged in full."""
+    lines, kept = [], 0
+    for line in text.split("\n"):
+        chrome, size = _judged(line)
+        if not chrome or (keep is not None and line.strip() and keep(line)):
+            lines.append(line)
+            kept += size
+    return "\n".join(lines) if kept >= MIN_KEPT else text
+
+
+# Lines of words (long and short, numbers, CJK) between white space or separators (a
+# slash among them), some starting as list items or table rows; and lines of prose.
+_WORDS = ["alpha", "bravo", "it's", "2024", "12", "新闻", "国", "Ünïcode", "$5", "x" * 30]
+_BETWEEN = [" "] * 8 + [" | ", "|", " / ", "/", " > ", "·", " • "]
+
+
+@st.composite
+def _lines(draw) -> str:
+    start = draw(st.sampled_from(["", "", "- ", "| ", "  "]))
+    parts = draw(
+        st.lists(st.tuples(st.sampled_from(_WORDS), st.sampled_from(_BETWEEN)), max_size=40)
+    )
+    return start + "".join(word + between for word, between in parts)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(_lines(), st.just(PROSE_EN)), max_size=10))
+def test_long_lines_read_by_their_start_are_judged_as_in_full(lines) -> None:
+    """A long line shown to be prose by its first characters, and the words kept counted
+    from those, strip a text exactly as judging every line in full does."""
+    text = "\n".join(lines)
+    assert strip_chrome(text) == _strip_line_by_line(text)
+    digits = lambda line: any(c.isdigit() for c in line)  # noqa: E731
+    assert strip_chrome(text, keep=digits) == _strip_line_by_line(text, keep=digits)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="|｜>›»·•/ \tab", max_size=30))
+def test_separators_are_counted_as_the_pattern_finds_them(line: str) -> None:
+    assert chrome._separators(line) == len(chrome._SEPARATOR.findall(line))
+
+
+_ITEMS = ["alpha bravo", "charlie delta", "echo foxtrot", "golf hotel", "india juliet"] * 2
+
+
+@pytest.mark.parametrize(
+    ("line", "is_chrome_line"),
+    [
+        ("- " + " ".join(_ITEMS[:6]), True),  # a list item of 12 words
+        ("| " + " | ".join(_ITEMS[:6]) + " |", True),  # a table row of short cells
+        ("| abcd efgh ijkl mnop qrst uvwx yzab | cdef ghij klmn opqr stuv wxyz abcd", True),
+        ("x" * 70 + " word", True),  # two words
+        (" / ".join(_ITEMS), True),  # menus: 20 words, 9 separators
+        (" > ".join(_ITEMS), True),
+        ("·".join(_ITEMS), True),
+        (" • ".join(_ITEMS), True),
+        ("alpha/bravo charlie/delta echo/foxtrot golf/hotel india/juliet kilo lima", False),
+        (" ".join(_ITEMS), False),
+        (" / ".join([PROSE_EN[:60], PROSE_EN[60:]] * 3), False),  # verse
+    ],
+)
+def test_a_long_line_read_by_its_start_is_judged_as_in_full(
+    line: str, is_chrome_line: bool
+) -> None:
+    text = "\n".join([PROSE_EN, line, PROSE_EN])
+    assert len(line) > 64 and is_chrome(line) is is_chrome_line
+    assert strip_chrome(text) == _strip_line_by_line(text)
+    assert (line in strip_chrome(text).split("\n")) is not is_chrome_line
 
 
 def test_strip_chrome_keeps_the_prose_in_order() -> None:
