@@ -442,6 +442,41 @@ def test_words_read_with_numbers_are_the_content_words_read_without() -> None:
     assert {"4096", "3.5", "1,299"} <= set(with_numbers)
 
 
+def _minhash_as_written(hashes: np.ndarray, weights: np.ndarray) -> int:
+    """The one-bit minhash as its docstring says it, one bit at a time."""
+    from scrapy_simhash.text.fingerprint import _SLOT_SEEDS
+
+    mask = (1 << 64) - 1
+    out = 0
+    for seed in _SLOT_SEEDS.tolist():
+        best, bit = None, 0
+        for h, w in zip(hashes.tolist(), weights.tolist(), strict=True):
+            x = h ^ seed
+            x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & mask
+            x = (x ^ (x >> 27)) * 0x94D049BB133111EB & mask
+            x ^= x >> 31
+            arrival = float(np.log(((x >> 11) + 0.5) * 2.0**-53)) / w
+            if best is None or arrival > best:  # the first of equal ones wins
+                best, bit = arrival, x & 1
+        out = out << 1 | bit
+    return out
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 2**64 - 1), st.sampled_from([0.5, 1.0, 1.0, 2.5, 1e-3, 7.0])),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_the_minhash_is_the_one_its_docstring_describes(features) -> None:
+    from scrapy_simhash.text.fingerprint import _minhash_from
+
+    hashes = np.array([h for h, _ in features], dtype=np.uint64)
+    weights = np.array([w for _, w in features])
+    assert _minhash_from(hashes, weights) == _minhash_as_written(hashes, weights)
+
+
 def test_segmentation_is_jiebas() -> None:
     """Our segmentation gives the words jieba's own cut gives (without its HMM guesses)."""
     import jieba

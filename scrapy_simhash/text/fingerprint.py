@@ -270,12 +270,16 @@ def _simhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
-    """A bijective 64-bit integer mix (the splitmix64 finalizer), element-wise on uint64."""
-    x = x ^ (x >> np.uint64(30))  # a new array: the caller's is left as it was
+    """A bijective 64-bit integer mix (the splitmix64 finalizer), element-wise on uint64, in
+    place (``x`` is returned)."""
+    shifted = x >> np.uint64(30)
+    x ^= shifted
     x *= np.uint64(0xBF58476D1CE4E5B9)
-    x ^= x >> np.uint64(27)
+    np.right_shift(x, np.uint64(27), out=shifted)
+    x ^= shifted
     x *= np.uint64(0x94D049BB133111EB)
-    x ^= x >> np.uint64(31)
+    np.right_shift(x, np.uint64(31), out=shifted)
+    x ^= shifted
     return x
 
 
@@ -286,15 +290,16 @@ def _minhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
     comes from the top 53 bits). ``weights`` float64, all > 0."""
     if hashes.size == 0:
         return 0
-    mixed = _mix(hashes[:, None] ^ _SLOT_SEEDS[None, :])
+    # a row a bit, a column a feature: each bit's race is read along its row
+    mixed = _mix(_SLOT_SEEDS[:, None] ^ hashes[None, :])
     u = (mixed >> np.uint64(11)).astype(np.float64)
     u += 0.5  # in place: the same operations, without a new array for each
     u *= 2.0**-53
     np.log(u, out=u)
-    u /= weights[:, None]
+    u /= weights[None, :]
     # the latest arrival in log(u) / w is the earliest in -ln(u) / w
-    winners = np.argmax(u, axis=0)
-    bits = (mixed[winners, _BIT_INDEX] & np.uint64(1)).astype(np.uint8)
+    winners = np.argmax(u, axis=1)
+    bits = (mixed[_BIT_INDEX, winners] & np.uint64(1)).astype(np.uint8)
     return int.from_bytes(np.packbits(bits).tobytes(), "big")
 
 
