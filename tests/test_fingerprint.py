@@ -442,6 +442,30 @@ def test_words_read_with_numbers_are_the_content_words_read_without() -> None:
     assert {"4096", "3.5", "1,299"} <= set(with_numbers)
 
 
+def test_feature_hashes_are_the_hashes_of_each_feature_and_the_cache_stays_bounded(
+    monkeypatch,
+) -> None:
+    """Hashed in one go (the cache's misses at once), each feature has the hash it has on
+    its own, whatever the cache held; the cache keeps within its limit."""
+    import hashlib
+
+    from scrapy_simhash.text import fingerprint
+
+    monkeypatch.setattr(fingerprint, "_hash_cache", {})
+    monkeypatch.setattr(fingerprint, "_HASH_CACHE_MAX", 64)
+    expected = {
+        f: int.from_bytes(hashlib.blake2b(f.encode(), digest_size=8).digest(), "big")
+        for f in [f"w{i}" for i in range(150)] + ["北京", "ü"]
+    }
+    rng = random.Random(3)
+    for _ in range(30):
+        features = rng.sample(sorted(expected), rng.randint(0, 60))
+        got = fingerprint.feature_hashes(features).tolist()
+        assert got == [expected[f] for f in features]
+        assert len(fingerprint._hash_cache) <= 64
+        assert all(expected[f] == h for f, h in fingerprint._hash_cache.items())
+
+
 def _minhash_as_written(hashes: np.ndarray, weights: np.ndarray) -> int:
     """The one-bit minhash as its docstring says it, one bit at a time."""
     from scrapy_simhash.text.fingerprint import _SLOT_SEEDS

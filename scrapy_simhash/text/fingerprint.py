@@ -104,26 +104,29 @@ _hash_cache: dict[str, int] = {}
 _HASH_CACHE_MAX = 1 << 15
 
 
+def _blake2b_64(feature: str) -> int:
+    return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+
+
 def feature_hash(feature: str) -> int:
     """Stable unsigned 64-bit hash of a feature (BLAKE2b, 8 bytes, big-endian)."""
     h = _hash_cache.get(feature)
     if h is None:
-        h = int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+        h = _blake2b_64(feature)
         make_room(_hash_cache, 1, _HASH_CACHE_MAX)
         _hash_cache[feature] = h
     return h
 
 
 def feature_hashes(features: list[str]) -> np.ndarray:
-    """:func:`feature_hash` of each feature, as uint64."""
+    """:func:`feature_hash` of each feature, as uint64 (those not in the cache hashed, and
+    room made for them, at once)."""
     found = list(map(_hash_cache.get, features))
-    missing = [f for f, h in zip(features, found, strict=True) if h is None]
-    if missing:
-        for f in missing:
-            feature_hash(f)
-        found = list(map(_hash_cache.get, features))
-        if None in found:  # some were evicted on the way
-            found = [feature_hash(f) for f in features]
+    if None in found:
+        new = {f: _blake2b_64(f) for f, h in zip(features, found, strict=True) if h is None}
+        make_room(_hash_cache, len(new), _HASH_CACHE_MAX)
+        _hash_cache.update(new)
+        found = [new[f] if h is None else h for f, h in zip(features, found, strict=True)]
     return np.array(found, dtype=np.uint64)
 
 
