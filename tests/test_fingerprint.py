@@ -10,7 +10,7 @@ import unicodedata
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from scrapy_simhash import (
@@ -615,6 +615,7 @@ _NFKC_PIECES = [
 
 
 @given(st.lists(st.sampled_from(_NFKC_PIECES), max_size=60))
+@example(["Å", "e", "\u0301", "\n", "\u0301", "か", "\u3099", "\n", "ﬁ", "\u1100", "\u1161"])
 def test_nfkc_is_unicodedata_nfkc(pieces: list[str]) -> None:
     text = "".join(pieces)
     assert nfkc(text) == unicodedata.normalize("NFKC", text)

@@ -138,7 +138,15 @@ _NOT_IDEOGRAPHS = re.compile("[^\u4e00-\u9fff]+")
 
 def _nfkc_run(match: re.Match[str]) -> str:
     run = match.group()
-    return run if run.isascii() else unicodedata.normalize("NFKC", run)
+    if run.isascii():
+        return run
+    if "\n" not in run:
+        return unicodedata.normalize("NFKC", run)
+    # A line break composes with nothing and nothing is reordered across it: NFKC of a run
+    # is NFKC of each of its lines, and a line already in NFKC (most lines of most texts:
+    # one no-break space elsewhere does not make a whole page's text go through) is only
+    # checked.
+    return "\n".join([unicodedata.normalize("NFKC", line) for line in run.split("\n")])
 
 
 def nfkc(text: str) -> str:
