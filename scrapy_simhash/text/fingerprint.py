@@ -143,9 +143,8 @@ def _nfkc_run(match: re.Match[str]) -> str:
     if "\n" not in run:
         return unicodedata.normalize("NFKC", run)
     # A line break composes with nothing and nothing is reordered across it: NFKC of a run
-    # is NFKC of each of its lines, and a line already in NFKC (most lines of most texts:
-    # one no-break space elsewhere does not make a whole page's text go through) is only
-    # checked.
+    # is NFKC of each of its lines, and a line already in NFKC is only checked (one
+    # no-break space no longer sends a whole page's text through normalization).
     return "\n".join([unicodedata.normalize("NFKC", line) for line in run.split("\n")])
 
 
