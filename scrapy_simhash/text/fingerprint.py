@@ -104,15 +104,17 @@ _hash_cache: dict[str, int] = {}
 _HASH_CACHE_MAX = 1 << 15
 
 
-def _blake2b_64(feature: str) -> int:
-    return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+def blake2b_64(text: str) -> int:
+    """Stable unsigned 64-bit hash of a string (BLAKE2b of its UTF-8, 8 bytes, big-endian):
+    a feature's, and a sentence's (:func:`.signature.sentence_hash`)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
 
 
 def feature_hash(feature: str) -> int:
     """Stable unsigned 64-bit hash of a feature (BLAKE2b, 8 bytes, big-endian)."""
     h = _hash_cache.get(feature)
     if h is None:
-        h = _blake2b_64(feature)
+        h = blake2b_64(feature)
         make_room(_hash_cache, 1, _HASH_CACHE_MAX)
         _hash_cache[feature] = h
     return h
@@ -123,7 +125,7 @@ def feature_hashes(features: list[str]) -> np.ndarray:
     room made for them, at once)."""
     found = list(map(_hash_cache.get, features))
     if None in found:
-        new = {f: _blake2b_64(f) for f, h in zip(features, found, strict=True) if h is None}
+        new = {f: blake2b_64(f) for f, h in zip(features, found, strict=True) if h is None}
         make_room(_hash_cache, len(new), _HASH_CACHE_MAX)
         _hash_cache.update(new)
         found = [new[f] if h is None else h for f, h in zip(features, found, strict=True)]

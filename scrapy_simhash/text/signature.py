@@ -55,7 +55,6 @@ any change to what this module computes bumps :data:`.fingerprint.FINGERPRINT_VE
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import struct
@@ -69,6 +68,7 @@ from .fingerprint import (
     DEFAULT_FINGERPRINTER,
     Fingerprinter,
     _minhash_from,
+    blake2b_64,
     feature_hashes,
     hamming,
     nfkc,
@@ -109,7 +109,7 @@ _MASK = (1 << 64) - 1
 
 def sentence_hash(sentence: str) -> int:
     """Stable unsigned 64-bit hash of a normalized sentence (BLAKE2b, 8 bytes, big-endian)."""
-    return int.from_bytes(hashlib.blake2b(sentence.encode("utf-8"), digest_size=8).digest(), "big")
+    return blake2b_64(sentence)
 
 
 def sentence_key(letters: str, sentence: str, read: Sequence[tuple[str, str]] = ()) -> str:
