@@ -26,6 +26,9 @@ _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 SKIP = frozenset({"script", "style", "noscript", "template", "svg", "iframe"})
 #: Elements of the source site's widgets, not of its article, left out of a moved copy.
 WIDGETS = ("script", "style", "noscript", "iframe", "form", "button", "svg", "nav")
+#: Widgets that may wrap the article itself: kept (without their tag) when they hold at least
+#: half of its text.
+WRAPPERS = frozenset({"form", "nav"})
 COVERAGE = 0.85
 
 
@@ -120,10 +123,16 @@ def headline_text(doc: lxml.html.HtmlElement, article: lxml.html.HtmlElement | N
 
 def article_nodes(doc: lxml.html.HtmlElement, article: lxml.html.HtmlElement) -> tuple[str, list]:
     """Copies of the article element's content (its text and children), without the source
-    site's widgets, table cells turned into divisions."""
+    site's widgets (a form or nav that holds half the article or more is not one: its content
+    stays), table cells turned into divisions."""
     box = copy.deepcopy(article)
+    whole = len(_norm(text_of(box)))
     for el in list(box.iter(*WIDGETS)):
-        if el.getparent() is not None:
+        if el.getparent() is None:
+            continue
+        if el.tag in WRAPPERS and len(_norm(text_of(el))) >= whole / 2:
+            el.drop_tag()  # a page wrapped in one form (ASP.NET): the article is inside
+        else:
             el.drop_tree()
     if box.tag in ("tr", "tbody", "thead", "table", "ul", "ol"):
         for el in box.iter("td", "th", "tr", "tbody", "li"):
@@ -156,6 +165,15 @@ def _norm(s: str) -> str:
     return " ".join(tokens(s))
 
 
+def _repeats(text: str, article: Counter) -> bool:
+    """Whether ``text`` is mostly a copy of the article whose tokens ``article`` counts: 50
+    tokens or more, nine in ten of them the article's (a hidden schema.org ``articleBody``,
+    a print version: the page's own article again, not what a copy of another carries)."""
+    mine = Counter(tokens(text))
+    total = sum(mine.values())
+    return total >= 50 and sum((mine & article).values()) >= 0.9 * total
+
+
 def put_in_template(
     tpl: lxml.html.HtmlElement,
     tpl_article: lxml.html.HtmlElement,
@@ -170,13 +188,14 @@ def put_in_template(
 
     The template's article element is emptied and gets ``text`` and ``nodes``; its headline
     (an <h1> outside that element) gives way to ``head`` (or is removed); other elements
-    outside the slot that only repeat the template's own article (a standfirst, a summary)
-    are removed; its <title> and description meta tags name the new content. The rest (menus,
-    breadcrumbs, related lists, footers) stays."""
+    outside the slot that only repeat the template's own article (a standfirst, a summary, a
+    hidden copy of its body) are removed; its <title> and description meta tags name the new
+    content. The rest (menus, breadcrumbs, related lists, footers) stays."""
     own_head = headline(tpl, tpl_article)
     own_title = _norm(headline_text(tpl, tpl_article))
     slot_and_above = set(tpl_article.iter()) | set(tpl_article.iterancestors())
     gt_norm = _norm(tpl_gt)
+    gt_tokens = Counter(tokens(tpl_gt))
     drop = []
     for el in tpl.find("body").iter():
         if not isinstance(el.tag, str) or el in slot_and_above or el is own_head:
@@ -184,7 +203,7 @@ def put_in_template(
         if any(a in drop for a in el.iterancestors()):
             continue
         own = _norm(text_of(el))
-        if len(own) >= 25 and own in gt_norm:
+        if len(own) >= 25 and (own in gt_norm or _repeats(own, gt_tokens)):
             drop.append(el)
     for el in drop:
         if el.getparent() is not None:
