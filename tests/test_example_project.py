@@ -136,15 +136,22 @@ def cds_outside_subshells(command: str) -> list[int]:
     return found
 
 
+def _all_but_modules(_directory: str, names: list[str]) -> list[str]:
+    """For ``shutil.copytree``: leave out every name but Python modules (no caches, no data)."""
+    return [name for name in names if not name.endswith(".py")]
+
+
 def a_root(tmp: Path) -> Path:
     """A stand-in for a fresh clone's root after the quick start's install: a copy of
-    example_project/ (without its index or items), of tests/, pyproject.toml and README.md, and
+    example_project/ (without its index or items), of tests/ and the bench's modules (a test
+    imports one), pyproject.toml and README.md, and
     ``.venv`` pointing to the venv running this suite (the whole venv: its python finds its
     packages by the ``pyvenv.cfg`` beside its bin folder)."""
     root = tmp / "root"
     ignore = shutil.ignore_patterns(".scrapy", "items.jsonl", "__pycache__", ".venv")
     shutil.copytree(EXAMPLE, root / "example_project", ignore=ignore)
     shutil.copytree(ROOT / "tests", root / "tests", ignore=ignore)
+    shutil.copytree(ROOT / "bench", root / "bench", ignore=_all_but_modules)
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, root)
     (root / ".venv").symlink_to(sys.prefix)
