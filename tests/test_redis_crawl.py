@@ -20,7 +20,8 @@ import scrapy_simhash.crawl.remote as remote
 import scrapy_simhash.crawl.service as service_module
 from scrapy_simhash.crawl.config import SimhashConfig
 from scrapy_simhash.index import SimhashIndex
-from scrapy_simhash.index.redis_index import RedisIndex, redact
+from scrapy_simhash.index.redis_client import redact
+from scrapy_simhash.index.redis_index import RedisIndex
 from scrapy_simhash.text.fingerprint import hamming
 from scrapy_simhash.text.signature import RULES
 

@@ -11,8 +11,10 @@ import pytest
 
 from scrapy_simhash.index import IndexMismatchError, SimhashIndex
 from scrapy_simhash.index.layout import build_layout
+from scrapy_simhash.index.records import doc_id
 from scrapy_simhash.index.redis_bulk import table_buckets
-from scrapy_simhash.index.redis_index import RedisIndex, choose_field_bits, redact
+from scrapy_simhash.index.redis_client import redact
+from scrapy_simhash.index.redis_index import RedisIndex, choose_field_bits
 from scrapy_simhash.text.signature import PageSignature
 
 
@@ -101,6 +103,33 @@ def test_records_replace_and_remove(redis_server, key):
         assert ix.query(0xFE) == [] and len(ix) == 0
         assert ix.stats()["fingerprints"] == 0
         assert ix.verify() == []
+
+
+def test_verify_names_damaged_documents_links_tables_and_counts(redis_server, key):
+    """``verify`` on Redis checks what it checks on LMDB: each document under its own id and
+    linked to its fingerprint, each link to a stored document, each table holding exactly
+    the linked fingerprints in well-formed, sorted buckets, and the count in ``meta``."""
+    tag = f"{{{key}}}"
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        ix.insert_many([(1 << 60, "a", {}), (2 << 60, "b", {}), (3 << 60, "c", {})])
+        assert ix.verify() == []
+        client.hset(f"{tag}:docs", doc_id("elsewhere"), client.hget(f"{tag}:docs", doc_id("a")))
+        client.hdel(f"{tag}:fps", (2 << 60).to_bytes(8, "big"))
+        client.hset(f"{tag}:fps", (9 << 60).to_bytes(8, "big"), doc_id("gone"))
+        client.hset(f"{tag}:meta", "fingerprints", "7")
+        field, bucket = next(iter(client.hgetall(f"{tag}:t00").items()))
+        client.hset(f"{tag}:t00", field, bucket + b"\x00")
+        field, bucket = next(iter(client.hgetall(f"{tag}:t01").items()))
+        client.hset(f"{tag}:t01", field, b"\xff" * len(bucket) + bucket)
+        problems = ix.verify()
+    assert "document 'a' is stored under another id" in problems
+    assert "document 'b' is not linked to its fingerprint" in problems
+    assert f"fingerprint {9 << 60:016x} links a missing document" in problems
+    assert "meta counts 7 fingerprints, 3 are linked" in problems
+    assert any(p.startswith("table 0 bucket ") and p.endswith(" bytes") for p in problems)
+    assert any(p.startswith("table 1 bucket ") and p.endswith(" is out of order") for p in problems)
+    # the same count, not the same fingerprints: b is in the tables, 9 << 60 only linked
+    assert "table 2 holds 3 fingerprints, not the 3 linked" in problems
 
 
 def test_check_and_insert_keeps_crowded_buckets_in_order(redis_server, key):

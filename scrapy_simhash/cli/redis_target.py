@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..index import IndexMismatchError, SimhashIndex
-from ..index.redis_index import RedisIndex, redact, redis_errors
+from ..index.redis_client import redact, redis_errors
+from ..index.redis_index import RedisIndex
 from .output import CliError, Output, repeated_sentences
 
 SCHEMES = ("redis://", "rediss://", "unix://")

@@ -32,7 +32,8 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred
 
 from ..index import IndexMismatchError
-from ..index.redis_index import RedisIndex, redact, redis_errors
+from ..index.redis_client import redact, redis_errors
+from ..index.redis_index import RedisIndex
 from ..text.fingerprint import hamming
 from ..text.signature import PageSignature
 from .config import SimhashConfig

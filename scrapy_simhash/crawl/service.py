@@ -31,7 +31,7 @@ from twisted.internet.defer import Deferred, succeed
 from twisted.internet.threads import deferToThread
 
 from ..index import STORAGE_ERRORS, DamagedIndexError, IndexMismatchError, SimhashIndex
-from ..index.redis_index import redis_errors
+from ..index.redis_client import redis_errors
 from ..text.extract import page_title
 from ..text.fingerprint import hamming
 from ..text.signature import PageSignature

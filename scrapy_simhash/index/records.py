@@ -43,6 +43,12 @@ def doc_id(key: str) -> bytes:
     return hashlib.blake2b(key.encode("utf-8"), digest_size=16).digest()
 
 
+def packed_ids(ids: bytes) -> list[bytes]:
+    """The 16-byte document ids of a value that concatenates them (a last partial id
+    included, for ``verify`` to see)."""
+    return [ids[i : i + 16] for i in range(0, len(ids), 16)]
+
+
 def check_fingerprint(fingerprint: Any, name: str = "fingerprint") -> int:
     """``fingerprint`` as an int in [0, 2**64), or TypeError/ValueError naming ``name``."""
     if isinstance(fingerprint, bool):

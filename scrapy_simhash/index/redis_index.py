@@ -111,16 +111,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from importlib import resources
-from itertools import pairwise
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 
 from ..text.fingerprint import FINGERPRINT_VERSION
 from ..text.signature import DEFAULT_RULE, RULES, PageSignature, Rule
+from . import redis_checks
 from .documents import Match
-from .drops import Drop, check_drop_limit, decode_drop, drop_problems, rule_code
+from .drops import Drop, check_drop_limit, decode_drop, rule_code
 from .face import IndexFace, layout_stats
 from .layout import MAX_TABLES, Layout, choose_layout
 from .meta import DEFAULT_MAX_DISTANCE, IndexMismatchError, check_open
@@ -134,16 +133,15 @@ from .records import (
     decode_doc,
     decode_key,
     doc_id,
+    packed_ids,
     sealed,
     signed,
 )
 from .redis_bulk import INSTALL, bulk_load
+from .redis_client import check_prefix, connect, redact, redis_errors
 from .sentences import (
     decode_signature,
-    posting_problems,
-    repeat_problems,
     site_of,
-    wanted_postings,
 )
 
 logger = logging.getLogger(__name__)
@@ -199,52 +197,6 @@ def rule_args(rule: Rule) -> list[str]:
     return [part for name in RULE_FIELDS for part in (name, repr(getattr(rule, name)))]
 
 
-def redact(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (for logs and ``info``)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
-
-
-def check_prefix(prefix: str) -> str:
-    """``prefix`` as an index's key prefix: a non-empty str without braces (it is wrapped in
-    a hash tag)."""
-    if not isinstance(prefix, str) or not prefix:
-        raise ValueError(f"the index's key must be a non-empty str, got {prefix!r}")
-    if "{" in prefix or "}" in prefix:
-        raise ValueError(f"the index's key must not hold braces (it is a hash tag): {prefix!r}")
-    return prefix
-
-
-def redis_errors() -> tuple[type[BaseException], ...]:
-    """What a failed call to the server raises: redis-py's errors, and a cluster's when none
-    of its nodes answers (``RedisClusterException``, which is not a ``RedisError``)."""
-    import redis
-    from redis.exceptions import RedisClusterException
-
-    return (redis.RedisError, RedisClusterException)
-
-
-def connect(url: str, cluster: bool | None = None, **options: Any) -> Any:
-    """A redis-py client for ``url`` (``redis://``, ``rediss://``, ``unix://``): a
-    ``RedisCluster`` when ``cluster`` is True, or when None and the server says it is in
-    cluster mode."""
-    import redis
-    from redis.cluster import RedisCluster
-
-    if cluster is None:
-        with redis.Redis.from_url(url, **options) as probe:
-            cluster = bool(probe.info("cluster").get("cluster_enabled"))
-    if cluster:
-        return RedisCluster.from_url(url, **options)
-    return redis.Redis.from_url(url, **options)
-
-
 def choose_field_bits(layout: Layout, expected_size: int) -> int:
     """Bits of a permuted fingerprint that name its bucket: no more than the narrowest
     table prefix (then a query reads one bucket per table) nor 24, buckets of at most
@@ -297,12 +249,6 @@ def signed_items(source: Any) -> Iterator[tuple[int | PageSignature, str, dict[s
         if len(chunk) == CHUNK:
             yield from flush()
     yield from flush()
-
-
-def packed_ids(ids: bytes) -> list[bytes]:
-    """The 16-byte document ids of a value that concatenates them (a last partial id
-    included, for ``verify`` to see)."""
-    return [ids[i : i + 16] for i in range(0, len(ids), 16)]
 
 
 def copy_repeats(source: Any, dest: Any) -> None:
@@ -992,21 +938,6 @@ class RedisIndex(IndexFace):
         """How many drop records the index holds."""
         return int(self.client.hlen(self._drops))
 
-    def _drop_problems(self) -> list[str]:
-        """``verify``'s rules for the drop records, as on LMDB (:func:`.drops.drop_problems`)."""
-        order = {bytes(d): int(seq) for d, seq in self.client.zscan_iter(self._dseq, count=CHUNK)}
-        links = set()
-        for kept, ids in self.client.hscan_iter(self._dkept, count=CHUNK):
-            links.update((bytes(kept), docid) for docid in packed_ids(bytes(ids)))
-        records = self.client.hscan_iter(self._drops, count=CHUNK)
-        return drop_problems(
-            ((bytes(d), bytes(data)) for d, data in records),
-            lambda seq, dropped: order.get(dropped) == seq,
-            len(order),
-            links,
-            lambda kept: bool(self.client.hexists(self._docs, kept)),
-        )
-
     def eviction_policy(self) -> str:
         """The server's ``maxmemory-policy`` (of the node holding the index, on a cluster)."""
         kwargs: dict[str, Any] = {}
@@ -1075,88 +1006,11 @@ class RedisIndex(IndexFace):
     def verify(self) -> list[str]:
         """Problems found (empty when healthy): every document linked to its fingerprint,
         every link to existing documents of that fingerprint, every table holding exactly
-        the linked fingerprints in sorted buckets, the count in ``meta``, and every page
-        signature sound and of a stored document, with the sentence postings exactly the
-        signatures' sentences. Read with HSCAN: run it while no one writes."""
-        problems: list[str] = []
-        linked: dict[int, bytes] = dict(self._links())
-        for docid, data in self.client.hscan_iter(self._docs, count=CHUNK):
-            try:
-                fingerprint, key, _ = decode_doc(data)
-            except ValueError as exc:
-                problems.append(f"document {bytes(docid).hex()}: {exc}")
-                continue
-            if doc_id(key) != docid:
-                problems.append(f"document {key!r} is stored under another id")
-            ids = linked.get(fingerprint, b"")
-            if docid not in packed_ids(ids):
-                problems.append(f"document {key!r} is not linked to its fingerprint")
-        for fingerprint, ids in linked.items():
-            for linked_id in packed_ids(ids):
-                data = self.client.hget(self._docs, linked_id)
-                if data is None or decode_doc(data)[0] != fingerprint:
-                    problems.append(f"fingerprint {fingerprint:016x} links a missing document")
-        expected = np.array(sorted(linked), dtype=np.uint64)
-        for i, table in enumerate(self._tables):
-            held, bad = self._table_contents(i, table)
-            problems += bad
-            if held.shape != expected.shape or not (held == expected).all():
-                problems.append(
-                    f"table {i} holds {held.size} fingerprints, not the {expected.size} linked"
-                )
-        count = int(self._read_meta().get("fingerprints", -1))
-        if count != len(linked):
-            problems.append(f"meta counts {count} fingerprints, {len(linked)} are linked")
-        return problems + self._signature_problems() + self._drop_problems()
-
-    def _signature_problems(self) -> list[str]:
-        """``verify``'s rules for the signatures, as ``Sentences.problems`` on LMDB: each
-        decodes and belongs to a document, and the postings are exactly the signatures'
-        sentences."""
-        found: list[str] = []
-        wanted = wanted_postings(
-            (
-                (bytes(docid), bytes(data))
-                for docid, data in self.client.hscan_iter(self._sigs, count=CHUNK)
-            ),
-            lambda docid: bool(self.client.hexists(self._docs, docid)),
-            found,
-        )
-        held: set[tuple[bytes, bytes]] = set()
-        for key, ids in self.client.hscan_iter(self._sents, count=CHUNK):
-            key, ids = bytes(key), bytes(ids)
-            if not ids or len(ids) % 16:
-                found.append(f"sentence {key.hex()} lists {len(ids)} bytes of documents")
-            listed = [ids[i : i + 16] for i in range(0, len(ids) - len(ids) % 16, 16)]
-            if len(set(listed)) != len(listed):
-                found.append(f"sentence {key.hex()} lists a document twice")
-            held.update((key, docid) for docid in listed)
-        repeats = []
-        for key, ids in self.client.hscan_iter(self._reps, count=CHUNK):
-            key, ids = bytes(key), bytes(ids)
-            listed = packed_ids(ids)
-            if not listed or len(set(listed)) != len(listed):
-                found.append(f"repeated sentence {key.hex()} lists {len(ids)} bytes of pages")
-            repeats += [(key, docid) for docid in listed]
-        return found + posting_problems(wanted, held) + repeat_problems(repeats)
-
-    def _table_contents(self, i: int, table: str) -> tuple[np.ndarray, list[str]]:
-        """The fingerprints table ``i`` holds (sorted), and the problems of its buckets."""
-        split = self._split
-        w, shift = split.width, 64 - split.bits
-        inverse = self._inverse[i]
-        problems = []
-        out = []
-        for field, bucket in self.client.hscan_iter(table, count=CHUNK):
-            high = (int.from_bytes(field, "big") << shift) if shift < 64 else 0
-            if not bucket or len(bucket) % w:
-                problems.append(f"table {i} bucket {bytes(field).hex()} has {len(bucket)} bytes")
-                continue
-            values = [int.from_bytes(bucket[j : j + w], "big") for j in range(0, len(bucket), w)]
-            if any(b <= a for a, b in pairwise(values)):
-                problems.append(f"table {i} bucket {bytes(field).hex()} is out of order")
-            out += [inverse(high | v) for v in values]
-        return np.array(sorted(out), dtype=np.uint64), problems
+        the linked fingerprints in sorted buckets, the count in ``meta``, every page signature
+        sound and of a stored document, with the sentence postings exactly the signatures'
+        sentences, and the drop records as on LMDB (:mod:`.redis_checks`). Read with HSCAN:
+        run it while no one writes."""
+        return redis_checks.verify(self)
 
     def repeats(self) -> Iterator[tuple[bytes, bytes]]:
         """What the guard learned (``reps``): ``(sentence hash + site, id of a page of that

@@ -1,0 +1,54 @@
+"""Talking to a Redis or Valkey server: the client for a URL (one server or a Redis Cluster),
+what a failed call raises, an index's key prefix checked, and a URL fit for logs (its
+password hidden). redis-py is imported only when a server is used (the ``redis`` extra)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+
+def redact(url: str) -> str:
+    """``url`` with its password replaced by ``***`` (for logs and ``info``)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def check_prefix(prefix: str) -> str:
+    """``prefix`` as an index's key prefix: a non-empty str without braces (it is wrapped in
+    a hash tag)."""
+    if not isinstance(prefix, str) or not prefix:
+        raise ValueError(f"the index's key must be a non-empty str, got {prefix!r}")
+    if "{" in prefix or "}" in prefix:
+        raise ValueError(f"the index's key must not hold braces (it is a hash tag): {prefix!r}")
+    return prefix
+
+
+def redis_errors() -> tuple[type[BaseException], ...]:
+    """What a failed call to the server raises: redis-py's errors, and a cluster's when none
+    of its nodes answers (``RedisClusterException``, which is not a ``RedisError``)."""
+    import redis
+    from redis.exceptions import RedisClusterException
+
+    return (redis.RedisError, RedisClusterException)
+
+
+def connect(url: str, cluster: bool | None = None, **options: Any) -> Any:
+    """A redis-py client for ``url`` (``redis://``, ``rediss://``, ``unix://``): a
+    ``RedisCluster`` when ``cluster`` is True, or when None and the server says it is in
+    cluster mode."""
+    import redis
+    from redis.cluster import RedisCluster
+
+    if cluster is None:
+        with redis.Redis.from_url(url, **options) as probe:
+            cluster = bool(probe.info("cluster").get("cluster_enabled"))
+    if cluster:
+        return RedisCluster.from_url(url, **options)
+    return redis.Redis.from_url(url, **options)
