@@ -616,6 +616,11 @@ def test_the_index_applies_the_rule_and_its_frequency_guard(tmp_path):
         drop = ix.dropped("https://b.example/terminal")
         assert (drop.kept, drop.rule) == ("https://a.example/terminal", match.rule)
         assert ix.signature("https://a.example/terminal") == plain
+        # the dropped page is not stored: no signature
+        assert ix.signatures(["https://b.example/terminal", "https://a.example/terminal"]) == [
+            None,
+            plain,
+        ]
         assert ix.verify() == []
 
     # Sentences that many stored pages hold stop counting: boilerplate is not an article.

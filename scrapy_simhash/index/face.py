@@ -3,7 +3,7 @@ the Redis server's :class:`~.redis_index.RedisIndex`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..text.signature import PageSignature
@@ -51,6 +51,13 @@ class IndexFace:
         """Connected components (of two or more documents) of :meth:`pairs`, each sorted,
         biggest first."""
         return components(self.pairs(max_distance))
+
+    def signature(self, key: str) -> PageSignature | None:
+        raise NotImplementedError
+
+    def signatures(self, keys: Sequence[str]) -> list[PageSignature | None]:
+        """:meth:`signature` for each of ``keys``."""
+        return [self.signature(key) for key in keys]
 
     def drops(self) -> Iterator[Drop]:
         raise NotImplementedError

@@ -118,6 +118,7 @@ import numpy as np
 from ..text.fingerprint import FINGERPRINT_VERSION
 from ..text.signature import DEFAULT_RULE, RULES, PageSignature, Rule
 from . import redis_checks
+from .copies import copy_drops, copy_repeats, signed_items
 from .documents import Match
 from .drops import Drop, check_drop_limit, decode_drop, rule_code
 from .face import IndexFace, layout_stats
@@ -226,52 +227,6 @@ class _Split:
     @property
     def width(self) -> int:  # bytes of a value
         return 8 - self.bits // 8
-
-
-def signed_items(source: Any) -> Iterator[tuple[int | PageSignature, str, dict[str, Any]]]:
-    """Every document of ``source`` (an index, LMDB or Redis) as ``(signature or fingerprint,
-    key, record)``, for ``insert_many``; the signatures read :data:`CHUNK` documents at a time
-    from a Redis index."""
-    chunk: list[Match] = []
-
-    def flush() -> Iterator[tuple[int | PageSignature, str, dict[str, Any]]]:
-        keys = [m.key for m in chunk]
-        if isinstance(source, RedisIndex):
-            signatures = source.signatures(keys)
-        else:
-            signatures = [source.signature(key) for key in keys]
-        for match, signature in zip(chunk, signatures, strict=True):
-            yield (match.fingerprint if signature is None else signature, match.key, match.record)
-        chunk.clear()
-
-    for match in source.items():
-        chunk.append(match)
-        if len(chunk) == CHUNK:
-            yield from flush()
-    yield from flush()
-
-
-def copy_repeats(source: Any, dest: Any) -> None:
-    """Add to ``dest`` what the guard of ``source`` learned (indexes, LMDB or Redis)."""
-    dest.add_repeats(source.repeats())
-
-
-def copy_drops(source: Any, dest: Any) -> int:
-    """Record in ``dest`` every drop record of ``source`` (indexes, LMDB or Redis), oldest
-    first, whose kept page ``dest`` holds; how many were copied. ``dest`` keeps them all
-    whatever its bound (a writer's bound applies at its next drop)."""
-    bound = dest.drop_records
-    dest.drop_records = max(bound, source.drop_count())
-    copied = 0
-    try:
-        for drop in source.drops():
-            if drop.kept is not None and drop.kept in dest:
-                dest.record_drop(drop.fingerprint, drop.key, drop.kept, drop.distance, drop.rule,
-                                 seen=drop.seen, **drop.record)  # fmt: skip
-                copied += 1
-    finally:
-        dest.drop_records = bound
-    return copied
 
 
 class RedisIndex(IndexFace):
