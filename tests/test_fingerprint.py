@@ -536,6 +536,80 @@ def test_runs_segmented_together_are_segmented_alone() -> None:
     ]
 
 
+def test_the_tables_file_holds_what_jiebas_dictionary_builds(tmp_path) -> None:
+    """The segmentation's tables, written to their file and read back, are the tables built
+    from jieba's dictionary, array for array and word for word (so a process that reads them
+    segments as one that built them)."""
+    from scrapy_simhash.text import segment
+
+    tables, long = segment._from_jieba()
+    path = str(tmp_path / "tables.npz")
+    segment._write_tables(path, tables, long)
+    read = segment._read_tables(path)
+    assert read is not None
+    for built, loaded in zip(tables, read[0], strict=True):
+        assert built.dtype == loaded.dtype and np.array_equal(built, loaded)
+    assert read[1] == long and all(len(word) >= 4 for word in long)
+    assert None in long.values()  # prefixes that are no word of their own stay so
+
+
+def test_a_damaged_tables_file_is_not_used(tmp_path, caplog) -> None:
+    """A tables file that is truncated, holds a flipped byte (the archive's CRC-32 fails), is
+    not an archive, or lacks an array, is not read: the tables are built again."""
+    from scrapy_simhash.text import segment
+
+    path = str(tmp_path / "tables.npz")
+    segment._write_tables(path, *segment._from_jieba())
+    with open(path, "rb") as f:
+        data = f.read()
+    middle = len(data) // 2
+    for damaged in (
+        data[:middle],
+        data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1 :],
+        b"not an archive",
+    ):
+        with open(path, "wb") as f:
+            f.write(damaged)
+        assert segment._read_tables(path) is None
+    with open(path, "wb") as f:
+        np.savez(f, single=np.zeros(3))
+    assert segment._read_tables(path) is None
+    assert "building them again" in caplog.text
+    assert segment._read_tables(str(tmp_path / "missing.npz")) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to chown")
+def test_another_users_tables_file_is_not_read(tmp_path) -> None:
+    from scrapy_simhash.text import segment
+
+    path = str(tmp_path / "tables.npz")
+    segment._write_tables(path, *segment._from_jieba())
+    assert segment._read_tables(path) is not None
+    os.chown(path, 4242, -1)
+    assert segment._read_tables(path) is None
+
+
+def test_a_process_segments_from_the_tables_file_without_jieba(tmp_path) -> None:
+    """The first process that segments builds the tables' file in the cache directory; the
+    next reads it, without importing jieba, and segments alike."""
+    script = (
+        "import sys; from scrapy_simhash.text.segment import segment_cjk, tables_path;"
+        "print(' '.join(segment_cjk('南京市长江大桥今天通车')));"
+        "print('jieba' in sys.modules, tables_path())"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        ).stdout.split("\n")
+        for _ in range(2)
+    ]
+    assert runs[0][0] == runs[1][0] == "南京市 长江大桥 今天 通车"
+    assert runs[0][1].startswith("True ") and runs[1][1].startswith("False ")
+    path = runs[1][1].split(" ", 1)[1]
+    assert path.startswith(str(tmp_path)) and os.path.isfile(path)
+
+
 def test_words_keep_the_order_of_the_text_across_scripts() -> None:
     assert list(words(MIX))[:10] == [
         "小米",

@@ -10,17 +10,26 @@ dictionary walk remains only where three characters begin a longer word. Same wo
 floating-point sums as a loop over one run at a time, about twice as fast.
 
 A private dictionary keeps our fingerprints independent of words a user adds to jieba's
-global one. jieba's dictionary cache goes to the user's cache directory (``$XDG_CACHE_HOME``
-or ``~/.cache``), else the temporary directory, never the working directory.
+global one. Building the tables from jieba's dictionary takes about a second (jieba's own
+cache alone takes 0.6 s to load), so they are kept, once built, in a file of numpy arrays
+(``np.load`` without pickles; each array checked by the archive's CRC-32) named after a
+hash of jieba's dictionary file: a process then loads them in a few tens of milliseconds,
+without importing jieba. A file that is damaged or unreadable is built again. These files
+and jieba's cache go to the user's cache directory (``$XDG_CACHE_HOME`` or ``~/.cache``),
+else the temporary directory, never the working directory.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.util
 import logging
 import math
 import os
 import tempfile
 import threading
+import zipfile
 from itertools import compress, repeat
 from operator import is_
 from pathlib import Path
@@ -33,13 +42,14 @@ from .caches import make_room
 #: Kana and CJK ideographs: the characters segmented by dictionary rather than by spaces.
 CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
 _lock = threading.Lock()
-# word or word prefix -> log probability of the word (None: only a prefix of longer words)
+# word or word prefix of four characters or more -> log probability of the word (None: only
+# a prefix of longer words); the shorter ones are in the numpy tables
 _lexicon: dict[str, float | None] | None = None
-_unknown = 0.0
+logger = logging.getLogger(__name__)
 
 
 def cache_dir() -> str:
-    """A writable directory for jieba's dictionary cache."""
+    """A writable directory for jieba's dictionary cache and our tables."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
     path = os.path.join(base, "scrapy_simhash")
     try:
@@ -52,29 +62,21 @@ def cache_dir() -> str:
 
 
 def lexicon() -> dict[str, float | None]:
-    """jieba's dictionary as log probabilities, built on first use (about 1 s, with the
-    lookup tables)."""
-    global _lexicon, _unknown, _tables
+    """jieba's dictionary, loaded on first use: its words and word prefixes of four
+    characters or more as log probabilities (the shorter ones are looked up in numpy
+    tables). From the tables' file when there is one, else built from jieba's dictionary
+    (about a second) and the file written."""
+    global _lexicon, _tables
     if _lexicon is None:
         with _lock:
             if _lexicon is None:
-                import jieba
-
-                tok = jieba.Tokenizer()
-                tok.tmp_dir = cache_dir()
-                # jieba logs "Building prefix dict ..." to stderr at DEBUG through its own
-                # handler: keep it quiet while we load.
-                level = jieba.default_logger.level
-                jieba.default_logger.setLevel(logging.WARNING)
-                try:
-                    tok.initialize()
-                finally:
-                    jieba.default_logger.setLevel(level)
-                log_total = math.log(tok.total)
-                _unknown = -log_total  # jieba scores unknown characters as frequency 1
-                lex = {w: (math.log(f) - log_total if f else None) for w, f in tok.FREQ.items()}
-                _tables = _build_tables(lex, _unknown)
-                _lexicon = lex
+                path = tables_path()
+                loaded = _read_tables(path) if path is not None else None
+                if loaded is None:
+                    loaded = _from_jieba()
+                    if path is not None:
+                        _write_tables(path, *loaded)
+                _tables, _lexicon = loaded
     return _lexicon
 
 
@@ -121,6 +123,102 @@ def _build_tables(lex: dict[str, float | None], unknown: float) -> _Tables:
     all_keys = np.concatenate(keys)
     order = np.argsort(all_keys)
     return _Tables(single, all_keys[order], np.concatenate(logp)[order])
+
+
+#: Version of the tables' file: a change of what it holds bumps it.
+TABLES_FORMAT = 1
+
+
+def tables_path() -> str | None:
+    """The tables' file for the installed jieba dictionary (named after a hash of it), or
+    None when the dictionary cannot be found without importing jieba."""
+    spec = importlib.util.find_spec("jieba")
+    if spec is None or spec.origin is None:
+        return None
+    try:
+        with open(os.path.join(os.path.dirname(spec.origin), "dict.txt"), "rb") as f:
+            digest = hashlib.blake2b(f.read(), digest_size=12).hexdigest()
+    except OSError:
+        return None
+    return os.path.join(cache_dir(), f"segment-tables-{TABLES_FORMAT}-{digest}.npz")
+
+
+def _from_jieba() -> tuple[_Tables, dict[str, float | None]]:
+    """The tables and the long words, built from jieba's dictionary."""
+    import jieba
+
+    tok = jieba.Tokenizer()
+    tok.tmp_dir = cache_dir()
+    # jieba logs "Building prefix dict ..." to stderr at DEBUG through its own handler: keep
+    # it quiet while we load.
+    level = jieba.default_logger.level
+    jieba.default_logger.setLevel(logging.WARNING)
+    try:
+        tok.initialize()
+    finally:
+        jieba.default_logger.setLevel(level)
+    log_total = math.log(tok.total)
+    lex = {w: (math.log(f) - log_total if f else None) for w, f in tok.FREQ.items()}
+    # jieba scores an unknown character as a word of frequency 1
+    tables = _build_tables(lex, -log_total)
+    return tables, {w: logp for w, logp in lex.items() if len(w) >= 4}
+
+
+def _write_tables(path: str, tables: _Tables, long: dict[str, float | None]) -> None:
+    """Write the tables' file (to a temporary file, then renamed: a reader sees a whole file
+    or none). A failure is logged and otherwise ignored: the tables are built again."""
+    words = "\n".join(long).encode("utf-8")
+    logp = np.array([math.nan if v is None else v for v in long.values()], dtype=np.float64)
+    temp = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(temp, "wb") as f:
+            np.savez(f, single=tables.single, keys=tables.keys, logp=tables.logp,
+                     long_words=np.frombuffer(words, dtype=np.uint8), long_logp=logp)  # fmt: skip
+        os.replace(temp, path)
+    except OSError as exc:
+        logger.debug("could not write the segmentation tables %s: %s", path, exc)
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+
+
+def _read_tables(path: str) -> tuple[_Tables, dict[str, float | None]] | None:
+    """The tables and long words of the file at ``path``, or None when it is missing or not
+    whole and sound."""
+    try:
+        if hasattr(os, "getuid") and os.stat(path).st_uid != os.getuid():
+            # another user's file (in a shared temporary directory): not ours to trust
+            logger.warning("segmentation tables %s belong to another user: not read", path)
+            return None
+        with open(path, "rb") as f:
+            archive = np.load(f, allow_pickle=False)
+            if not isinstance(archive, np.lib.npyio.NpzFile):
+                raise ValueError("not an archive of arrays")
+            with archive:
+                arrays = {name: archive[name] for name in _ARRAYS}
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        logger.warning("segmentation tables %s unreadable (%s): building them again", path, exc)
+        return None
+    single, keys, logp = arrays["single"], arrays["keys"], arrays["logp"]
+    words = arrays["long_words"].tobytes().decode("utf-8", errors="replace").split("\n")
+    long_logp = arrays["long_logp"]
+    if (
+        single.dtype != np.float64
+        or single.shape != (_CODE_POINTS,)
+        or keys.dtype != np.uint64
+        or logp.dtype != np.float64
+        or keys.shape != logp.shape
+        or long_logp.dtype != np.float64
+        or len(words) != len(long_logp)
+    ):
+        logger.warning("segmentation tables %s malformed: building them again", path)
+        return None
+    long = dict(zip(words, [None if v != v else v for v in long_logp.tolist()], strict=True))
+    return _Tables(single, keys, logp), long
+
+
+_ARRAYS = ("single", "keys", "logp", "long_words", "long_logp")
 
 
 def _lookup(tables: _Tables, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
