@@ -639,11 +639,19 @@ class QuietSpider(SiteSpider):
 @deferred_f_from_coro_f
 async def test_a_page_too_large_to_check_is_never_decoded(site, tmp_path):
     """A body over SIMHASH_MAX_BODY_SIZE is skipped without decoding it (the decoded text of
-    a page that is checked is what links a spider's item to its page)."""
+    a page that is checked and passed on is what links a spider's item to its page; a page
+    dropped yields no item, and is not decoded either, unless in a dry run)."""
     settings = {"DOWNLOADER_MIDDLEWARES": {SimhashMiddleware: 543, _WatchedText: 560}}
     _WatchedText.read.clear()
     checked = await crawl(settings, tmp_path / "a", site, spider=QuietSpider)
-    assert checked.simhash["simhash/checked"] == 11 and len(set(_WatchedText.read)) == 11
+    stats = checked.simhash
+    assert stats["simhash/checked"] == 11 and stats["simhash/duplicate"] == 6
+    assert len(set(_WatchedText.read)) == 11 - 6
+    _WatchedText.read.clear()  # in a dry run the duplicates go on to the spider: all decoded
+    dry = await crawl(
+        {**settings, "SIMHASH_DRY_RUN": True}, tmp_path / "c", site, spider=QuietSpider
+    )
+    assert dry.simhash["simhash/duplicate"] == 6 and len(set(_WatchedText.read)) == 11
     _WatchedText.read.clear()
     large = await crawl(
         {**settings, "SIMHASH_MAX_BODY_SIZE": 1000}, tmp_path / "b", site, spider=QuietSpider
