@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
 import importlib.util
 import logging
 import math
@@ -130,16 +131,19 @@ TABLES_FORMAT = 1
 
 
 def tables_path() -> str | None:
-    """The tables' file for the installed jieba dictionary (named after a hash of it), or
-    None when the dictionary cannot be found without importing jieba."""
+    """The tables' file for the installed jieba and its dictionary (named after a hash of
+    both), or None when the dictionary cannot be found without importing jieba. (A change
+    to how this module builds the tables bumps :data:`TABLES_FORMAT`.)"""
     spec = importlib.util.find_spec("jieba")
     if spec is None or spec.origin is None:
         return None
     try:
         with open(os.path.join(os.path.dirname(spec.origin), "dict.txt"), "rb") as f:
-            digest = hashlib.blake2b(f.read(), digest_size=12).hexdigest()
-    except OSError:
+            source = hashlib.blake2b(f.read(), digest_size=12)
+        source.update(importlib.metadata.version("jieba").encode())
+    except (OSError, importlib.metadata.PackageNotFoundError):
         return None
+    digest = source.hexdigest()
     return os.path.join(cache_dir(), f"segment-tables-{TABLES_FORMAT}-{digest}.npz")
 
 
