@@ -32,10 +32,7 @@ def verify(index: RedisIndex) -> list[str]:
     """Every problem of ``index`` (empty when healthy)."""
     client = index.client
     problems: list[str] = []
-    linked: dict[int, bytes] = {
-        int.from_bytes(fpb, "big"): bytes(ids)
-        for fpb, ids in client.hscan_iter(index._fps, count=SCAN)
-    }
+    linked: dict[int, bytes] = dict(index._links())
     for docid, data in client.hscan_iter(index._docs, count=SCAN):
         try:
             fingerprint, key, _ = decode_doc(data)
