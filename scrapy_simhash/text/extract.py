@@ -192,7 +192,8 @@ def extract_text(
             text_html = html[:max_bytes]
         else:
             raise TypeError(f"extract_text() takes str or bytes, not {type(html).__name__}")
-        if not text_html.strip() or "\x00" in text_html[:4096]:
+        # (isspace, not strip: no copy of a page of hundreds of KB)
+        if not text_html or text_html.isspace() or "\x00" in text_html[:4096]:
             return None
         import trafilatura
 
