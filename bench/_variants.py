@@ -131,7 +131,7 @@ def article_nodes(doc: lxml.html.HtmlElement, article: lxml.html.HtmlElement) ->
         if el.getparent() is None:
             continue
         if el.tag in WRAPPERS and len(_norm(text_of(el))) >= whole / 2:
-            el.drop_tag()  # a page wrapped in one form (ASP.NET): the article is inside
+            el.drop_tag()  # the article's text in a form (an ASP.NET page)
         else:
             el.drop_tree()
     if box.tag in ("tr", "tbody", "thead", "table", "ul", "ol"):

@@ -33,7 +33,7 @@ MENU = "Home | World | Sports | Weather | Opinion"
 
 def _source(wrapped_in_form: bool) -> str:
     first, rest = SOURCE_ARTICLE.split(". ", 1)
-    if wrapped_in_form:  # most of the article inside a form, as ASP.NET pages have it
+    if wrapped_in_form:  # most of the article inside a form, as an ASP.NET page has it
         story = f"<p>{first}.</p><form id='aspnetForm'><p>{rest}</p></form>"
     else:
         story = f"<p>{first}.</p><p>{rest}</p><form><button>Subscribe</button></form>"
