@@ -67,7 +67,11 @@ def _separators(s: str) -> int:
 
 def _judged(line: str) -> tuple[bool, int]:
     """Whether a line is chrome, and its size in words."""
-    s = line.strip()
+    return _judged_stripped(line.strip())
+
+
+def _judged_stripped(s: str) -> tuple[bool, int]:
+    """:func:`_judged` of a line stripped of its white space."""
     if not s:
         return True, 0
     size = line_size(s)
@@ -87,16 +91,15 @@ def is_chrome(line: str) -> bool:
     return _judged(line)[0]
 
 
-def _prose_at_least(line: str) -> int | None:
-    """The words of a long line, at least, when its first :data:`PREFIX` characters show it
-    to be prose; else None (the line is judged in full).
+def _prose_at_least(s: str) -> int | None:
+    """The words of a long line (stripped of its white space), at least, when its first
+    :data:`PREFIX` characters show it to be prose; else None (the line is judged in full).
 
     A line has at least the words of its start (a word there is a word of the line or the
     start of one, a CJK character there is one of the line). So a line that is no list item
     or table row, whose start holds :data:`MIN_LINE` words and more than :data:`MENU_ITEM`
     for each item between the line's separators, is prose as judged in full. Most of an
     article's lines are read so, in about a third of the time."""
-    s = line.strip()
     if len(s) <= PREFIX or s.startswith(("|", "- ")):
         return None
     least = line_size(s[:PREFIX])
@@ -114,13 +117,14 @@ def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
     lines: list[str] = []
     kept = 0  # the words of the lines kept; of a long line, at least those of its start
     for line in text.split("\n"):
-        least = _prose_at_least(line)
+        s = line.strip()  # once a line, for both readings
+        least = _prose_at_least(s)
         if least is not None:
             lines.append(line)
             kept += least
             continue
-        chrome, size = _judged(line)
-        if not chrome or (keep is not None and line.strip() and keep(line)):
+        chrome, size = _judged_stripped(s)
+        if not chrome or (keep is not None and s and keep(line)):
             lines.append(line)
             kept += size
     if kept < MIN_KEPT:  # the long lines' words counted in full

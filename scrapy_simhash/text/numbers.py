@@ -77,8 +77,8 @@ def _initials(*alternations: str) -> str:
 # before the alternation skips every other position at the cost of one test, where the
 # alternation would try each of its patterns there: the same matches, found about twice as
 # fast (and a word followed by no number costs a scan of its letters, not the alternation).
-_STARTS_AT = r"[\d(\[+"
-_STARTS_CJK = f"第共{_initials(_CJK_COUNTERS)}"
+_STARTS_AT = r"\d(\[+"  # characters a match can begin with (a character class's body)
+_STARTS_CJK = f"第共{_initials(_CJK_COUNTERS)}"  # ... and, in a text with CJK letters, these
 _STARTS_WORD = rf"\b[{_initials(_MONTHS, _COUNTERS, _PAGE_WORDS)}][^\W\d_]*\W*\d"
 # Dates, times, durations, counters and telephone numbers, one alternation, each pattern
 # with the script its every match holds a letter of: "latin" (a Latin or Cyrillic letter:
@@ -136,7 +136,7 @@ def _datelike(latin: bool, cjk: bool) -> re.Pattern[str]:
     of a script has the same matches without that script's patterns."""
     scripts = {None, "latin" if latin else None, "cjk" if cjk else None}
     patterns = [pattern for pattern, script in _DATE_PATTERNS if script in scripts]
-    starts = f"{_STARTS_AT}{_STARTS_CJK if cjk else ''}]"
+    starts = f"[{_STARTS_AT}{_STARTS_CJK if cjk else ''}]"
     if latin:
         starts = f"{starts}|{_STARTS_WORD}"
     return re.compile(f"(?={starts})(?:{'|'.join(patterns)})")
