@@ -578,6 +578,19 @@ def test_a_damaged_tables_file_is_not_used(tmp_path, caplog) -> None:
     assert segment._read_tables(str(tmp_path / "missing.npz")) is None
 
 
+def test_a_tables_file_that_cannot_be_written_is_left_unwritten(tmp_path) -> None:
+    """The file is a cache: where it cannot be written the tables are used all the same, and
+    no temporary file is left behind."""
+    from scrapy_simhash.text import segment
+
+    where = tmp_path / "not a directory"
+    where.write_text("a file")
+    path = str(where / "tables.npz")
+    segment._write_tables(path, *segment._from_jieba())  # raises nothing
+    assert segment._read_tables(path) is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["not a directory"]
+
+
 @pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to chown")
 def test_another_users_tables_file_is_not_read(tmp_path) -> None:
     from scrapy_simhash.text import segment
