@@ -4,6 +4,7 @@ eviction refused, copies to and from LMDB."""
 from __future__ import annotations
 
 import random
+import threading
 import uuid
 
 import numpy as np
@@ -49,6 +50,33 @@ def test_meta_holds_the_parameters(redis_server, key):
     }
     assert (meta["max_distance"], meta["numbers"]) == ("3", "1")
     assert meta["format_version"] == "4"  # 4: repeated sentences (a change of layout bumps it)
+
+
+def _open_when_all_are_ready(
+    url: str, name: str, start: threading.Barrier, opened: list[object]
+) -> None:
+    start.wait()
+    try:
+        with RedisIndex(url, name) as ix:
+            opened.append(ix._token)
+    except Exception as exc:
+        opened.append(exc)
+
+
+def test_processes_creating_one_index_at_once_all_open_it(redis_server, key):
+    """Of clients creating the same index at the same moment, one writes its meta and the
+    others open that index: none reads a meta half written (crawls on several machines
+    start together)."""
+    for round_ in range(30):
+        start = threading.Barrier(3)
+        opened: list[object] = []
+        args = (redis_server.url, f"{key}-{round_}", start, opened)
+        threads = [threading.Thread(target=_open_when_all_are_ready, args=args) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(set(opened)) == 1 and isinstance(opened[0], str), opened
 
 
 def test_other_parameters_are_refused(redis_server, key):

@@ -174,6 +174,13 @@ _DECIDING = frozenset({"check", "decide"})
 _DROPPING = 7
 
 SCRIPT = resources.files(__package__).joinpath("redis_script.lua").read_text()
+#: Writes a new index's meta (KEYS[1]) from field, value arguments unless it exists: 1 if
+#: written.
+_CREATE_META = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
 #: The rule's parameters the script reads (by name): every field of :class:`Rule`.
 RULE_FIELDS = (
     "shared",
@@ -344,17 +351,13 @@ class RedisIndex(IndexFace):
             "created": f"{time.time()!r}-{secrets.token_hex(8)}",
             "fingerprints": "0",
         }
-        # HSETNX of the token first: of two processes creating the index, one wins.
-        if self.client.hsetnx(self._meta, "created", meta["created"]):
-            self.client.hset(self._meta, mapping=meta)
+        # Whole, in one script: of processes creating the index at once, one writes its meta,
+        # and no process reads a meta half written.
+        fields = [part for item in meta.items() for part in item]
+        if self.client.register_script(_CREATE_META)(keys=[self._meta], args=fields):
             logger.debug("created index %s: %s, %d field bits", self.path, layout, field_bits)
             return meta
-        for _ in range(100):  # the winner writes the rest at once
-            stored = self._read_meta()
-            if "layout" in stored:
-                return stored
-            time.sleep(0.01)
-        raise IndexMismatchError(f"index {self.path} has a meta without a layout")
+        return self._read_meta()  # another process's, whole
 
     def _check_meta(
         self,
