@@ -7,6 +7,7 @@ import random
 import subprocess
 import sys
 import unicodedata
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -513,114 +514,73 @@ def test_segmentation_is_jiebas() -> None:
     assert segment_cjk("中华人民共和国中央人民政府今天成立了")[0] == "中华人民共和国中央人民政府"
 
 
-def test_runs_segmented_together_are_segmented_alone() -> None:
-    """Runs segmented in one call (joined internally) give each run's own words: no word
-    crosses from one run into the next, whatever the order, repeats or cache."""
+def test_runs_are_segmented_each_alone() -> None:
+    """Runs segmented in one call give each run's own words, whatever the order or repeats."""
     import jieba
 
-    from scrapy_simhash.text.segment import clear_cache, segment_runs
+    from scrapy_simhash.text.segment import segment_runs
 
     tok = jieba.Tokenizer()
     runs = [*RUNS, "南京", "市长", "江大桥", "", *reversed(RUNS)]
     alone = [tuple(tok.lcut(r, HMM=False)) if r else () for r in runs]
-    clear_cache()
     assert segment_runs(runs) == alone
-    assert segment_runs(runs) == alone  # from the cache
-    clear_cache()
     assert segment_runs(runs[5:]) == alone[5:]
-    # kana and rare ideographs (jieba's own cut splits them off first): unknown characters
-    # are words of one character
+    # kana and rare ideographs: unknown characters are words of one character
     assert segment_runs(["カタカナ中国", "𠀀𠀁北京"]) == [
         ("カ", "タ", "カ", "ナ", "中国"),
         ("𠀀", "𠀁", "北京"),
     ]
 
 
-def test_the_tables_file_holds_what_jiebas_dictionary_builds(tmp_path) -> None:
-    """The segmentation's tables, written to their file and read back, are the tables built
-    from jieba's dictionary, array for array and word for word (so a process that reads them
-    segments as one that built them)."""
-    from scrapy_simhash.text import segment
-
-    tables, long = segment._from_jieba()
-    path = str(tmp_path / "tables.npz")
-    segment._write_tables(path, tables, long)
-    read = segment._read_tables(path)
-    assert read is not None
-    for built, loaded in zip(tables, read[0], strict=True):
-        assert built.dtype == loaded.dtype and np.array_equal(built, loaded)
-    assert read[1] == long and all(len(word) >= 4 for word in long)
-    assert None in long.values()  # prefixes that are no word of their own stay so
-
-
-def test_a_damaged_tables_file_is_not_used(tmp_path, caplog) -> None:
-    """A tables file that is truncated, holds a flipped byte (the archive's CRC-32 fails), is
-    not an archive, or lacks an array, is not read: the tables are built again."""
-    from scrapy_simhash.text import segment
-
-    path = str(tmp_path / "tables.npz")
-    segment._write_tables(path, *segment._from_jieba())
-    with open(path, "rb") as f:
-        data = f.read()
-    middle = len(data) // 2
-    for damaged in (
-        data[:middle],
-        data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1 :],
-        b"not an archive",
-    ):
-        with open(path, "wb") as f:
-            f.write(damaged)
-        assert segment._read_tables(path) is None
-    with open(path, "wb") as f:
-        np.savez(f, single=np.zeros(3))
-    assert segment._read_tables(path) is None
-    assert "building them again" in caplog.text
-    assert segment._read_tables(str(tmp_path / "missing.npz")) is None
-
-
-def test_a_tables_file_that_cannot_be_written_is_left_unwritten(tmp_path) -> None:
-    """The file is a cache: where it cannot be written the tables are used all the same, and
-    no temporary file is left behind."""
-    from scrapy_simhash.text import segment
-
-    where = tmp_path / "not a directory"
-    where.write_text("a file")
-    path = str(where / "tables.npz")
-    segment._write_tables(path, *segment._from_jieba())  # raises nothing
-    assert segment._read_tables(path) is None
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["not a directory"]
-
-
-@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to chown")
-def test_another_users_tables_file_is_not_read(tmp_path) -> None:
-    from scrapy_simhash.text import segment
-
-    path = str(tmp_path / "tables.npz")
-    segment._write_tables(path, *segment._from_jieba())
-    assert segment._read_tables(path) is not None
-    os.chown(path, 4242, -1)
-    assert segment._read_tables(path) is None
-
-
-def test_a_process_segments_from_the_tables_file_without_jieba(tmp_path) -> None:
-    """The first process that segments builds the tables' file in the cache directory; the
-    next reads it, without importing jieba, and segments alike."""
-    script = (
-        "import sys; from scrapy_simhash.text.segment import segment_cjk, tables_path;"
-        "print(' '.join(segment_cjk('南京市长江大桥今天通车')));"
-        "print('jieba' in sys.modules, tables_path())"
+@pytest.mark.parametrize("first", ["ours", "rjieba"])
+def test_words_added_to_the_global_dictionaries_change_no_segmentation(first) -> None:
+    """A user's words added to jieba's or rjieba's global dictionary (for their own use of
+    them) leave our words, and so our fingerprints, as they are: ours is a private
+    tokenizer, whether the process imported rjieba before it or after (in a process of its
+    own: the global dictionaries are left changed)."""
+    ours = "from scrapy_simhash.text.segment import segment_cjk; before = segment_cjk(RUN)"
+    theirs = "import jieba, rjieba; rjieba.add_word(WORD, 10**9, None); jieba.add_word(WORD, 10**9)"
+    script = "\n".join(
+        [
+            "RUN, WORD = '南京市长江大桥今天通车', '京市长江'",
+            *([ours, theirs] if first == "ours" else [theirs, ours]),
+            "from scrapy_simhash.text.segment import segment_cjk",
+            "print(' '.join(rjieba.cut(RUN, False)))",
+            "print(' '.join(jieba.cut(RUN, HMM=False)))",
+            "print(' '.join(segment_cjk(RUN)))",
+        ]
     )
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
-        ).stdout.split("\n")
-        for _ in range(2)
-    ]
-    assert runs[0][0] == runs[1][0] == "南京市 长江大桥 今天 通车"
-    assert runs[0][1].startswith("True ") and runs[1][1].startswith("False ")
-    path = runs[1][1].split(" ", 1)[1]
-    assert path.startswith(str(tmp_path)) and os.path.isfile(path)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out[0].split()[1] == out[1].split()[1] == "京市长江"  # the global ones took it
+    assert out[2] == "南京市 长江大桥 今天 通车"
+
+
+def test_the_segmentation_matches_jieba_on_real_chinese_pages() -> None:
+    """On the reference texts of the corpus's pages (when the corpus is there), every CJK
+    run's words are jieba's own cut without its HMM guesses: the two dictionaries and
+    programmes agree, so the pinned rjieba keeps fingerprint version 7's words."""
+    import gzip
+    import json
+    import re
+
+    import jieba
+
+    from scrapy_simhash.text.segment import CJK_CHARS, segment_runs
+
+    references = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "gt.jsonl.gz"
+    if not references.is_file():
+        pytest.skip("the corpus (../shared/corpus) is not here")
+    run = re.compile(f"[{CJK_CHARS}]{{2,256}}")
+    found: set[str] = set()
+    with gzip.open(references, "rt", encoding="utf-8") as f:
+        for line in f:
+            found.update(run.findall(json.loads(line).get("gt") or ""))
+    assert len(found) > 1000  # the Chinese and Japanese pages are read
+    runs = sorted(found)
+    tok = jieba.Tokenizer()
+    assert segment_runs(runs) == [tuple(tok.lcut(r, HMM=False)) for r in runs]
 
 
 def test_words_keep_the_order_of_the_text_across_scripts() -> None:

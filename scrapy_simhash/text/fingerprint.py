@@ -49,7 +49,6 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import filterfalse
-from typing import cast
 
 import numpy as np
 
@@ -57,7 +56,7 @@ from .caches import make_room
 from .chrome import strip_chrome
 from .lexicon import STOP_WORDS, idf_weight, is_stop_word
 from .numbers import blank_dates, has_quantity
-from .segment import CJK_CHARS, segment_runs
+from .segment import CJK_CHARS, cut_cjk
 from .wrap import unwrap
 
 #: Names the algorithm (features, weights, hash). Stored in every index; an index built with
@@ -191,15 +190,15 @@ def _block_words(
     ``numbers``, also the numbers that are not dates, times or counters; then ``read``, if
     given, gets the block and the block with its dates blanked in place).
 
-    All the CJK runs of the block are segmented in one call; a CJK word is a stop word only
-    by the list (all its characters are CJK, never digits)."""
-    runs: list[str] = []
-    tokens: list[str | None] = []  # None: the next run's words go here
+    Each CJK run is segmented where it is met (cut first into pieces of at most
+    :data:`_CJK_RUN_MAX` characters); a CJK word is a stop word only by the list (all its
+    characters are CJK, never digits)."""
+    out: list[str] = []
 
     def add_run(cjk: str) -> None:
         for i in range(0, len(cjk), _CJK_RUN_MAX):
-            runs.append(cjk[i : i + _CJK_RUN_MAX])
-            tokens.append(None)
+            found = cut_cjk(cjk[i : i + _CJK_RUN_MAX])
+            out.extend(filterfalse(STOP_WORDS.__contains__, found) if content else found)
 
     if numbers:
         dated = blank_dates(block, keep_length=read is not None)
@@ -209,31 +208,20 @@ def _block_words(
             if cjk:
                 add_run(cjk)
             elif number:
-                tokens.append(number)
+                out.append(number)
             # _is_content(other), written out: it runs for each of a page's thousand words
             elif (
                 other not in STOP_WORDS
                 and (len(other) > 1 or "\u3040" <= other <= "\U0002ffff")
                 and not other.isdecimal()
             ):
-                tokens.append(other)
+                out.append(other)
     else:
         for cjk, other in _TOKEN.findall(block):
             if cjk:
                 add_run(cjk)
             elif not content or _is_content(other):
-                tokens.append(other)
-    if not runs:
-        return cast(list[str], tokens)  # no None without runs
-    segmented = iter(segment_runs(runs))
-    out: list[str] = []
-    for token in tokens:
-        if token is not None:
-            out.append(token)
-        elif content:
-            out += filterfalse(STOP_WORDS.__contains__, next(segmented))
-        else:
-            out += next(segmented)
+                out.append(other)
     return out
 
 
