@@ -220,7 +220,7 @@ def header(n_corpus: int, kinds: Counter, opts: argparse.Namespace) -> None:
     print("# Crawl benchmark: scrapy alone vs trafilatura in the spider vs the plugin\n")
     print(
         f"scrapy-simhash {ver('scrapy-simhash')}, Scrapy {ver('scrapy')}, "
-        f"trafilatura {ver('trafilatura')}, lxml {ver('lxml')}, jieba {ver('jieba')}, "
+        f"trafilatura {ver('trafilatura')}, lxml {ver('lxml')}, rjieba {ver('rjieba')}, "
         f"lmdb {ver('lmdb')}, Python {platform.python_version()}"
     )
     load = os.getloadavg()
@@ -421,8 +421,9 @@ def report(modes: list[str], results: dict, n: int, opts: argparse.Namespace) ->
         )
         print(
             f"  total {total / pages:.2f} ms/page; slowest single fingerprint "
-            f"{cpu.get('fingerprint/slowest', 0):.0f} ms (the first Chinese page loads jieba's "
-            f"dictionary: {cpu.get('fingerprint/slowest', 0) / pages:.2f} ms/page of the "
+            f"{cpu.get('fingerprint/slowest', 0):.0f} ms (the first Chinese page loads the "
+            f"segmentation's dictionary: {cpu.get('fingerprint/slowest', 0) / pages:.2f} "
+            "ms/page of the "
             f"fingerprint's), slowest extraction {cpu.get('extract/slowest', 0):.0f} ms"
         )
 
