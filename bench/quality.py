@@ -508,7 +508,7 @@ def package_code() -> str:
     """The source of ``scrapy_simhash/text`` and the segmenter's version: what our
     fingerprints and signatures depend on."""
     files = sorted((ROOT / "scrapy_simhash" / "text").glob("*.py"))
-    return "".join(f.read_text(encoding="utf-8") for f in files) + version("jieba")
+    return "".join(f.read_text(encoding="utf-8") for f in files) + version("rjieba")
 
 
 OFF = 10**9  # a Rule parameter that never applies (a veto, a guard)

@@ -6,7 +6,7 @@ frequencies of jieba's dictionary, ties going to the longer word. jieba-rs, thro
 Python binding ``rjieba``, runs that same dynamic programme over the same dictionary in
 compiled code: about four times faster than this module's own numpy programme of fingerprint
 version 7, which it replaced with the same words on every text of the quality bench (112,364
-distinct runs, Chinese and Japanese). It loads its dictionary in about a quarter of a second,
+distinct runs, Chinese and Japanese). It loads its dictionary in about a tenth of a second,
 once per process, on the first CJK text.
 
 A private tokenizer keeps our fingerprints independent of words a user adds to jieba's or
@@ -52,34 +52,38 @@ def tokenizer() -> _Tokenizer:
 
 
 def _compiled_module() -> ModuleType:
-    """rjieba's compiled module, without the global tokenizer its package builds, unless
-    the package is imported already (or its module cannot be found where it should be)."""
-    if "rjieba" in sys.modules or "rjieba.rjieba" in sys.modules:
-        import rjieba
-
-        return rjieba
-    spec = importlib.util.find_spec("rjieba")
-    folders = (spec.submodule_search_locations or []) if spec is not None else []
-    for folder in folders:
-        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-            path = os.path.join(folder, f"rjieba{suffix}")
-            if os.path.isfile(path):
-                try:
-                    loader = importlib.machinery.ExtensionFileLoader("rjieba.rjieba", path)
-                    found = importlib.util.spec_from_file_location(
-                        "rjieba.rjieba", path, loader=loader
-                    )
-                    assert found is not None
-                    module = importlib.util.module_from_spec(found)
-                    loader.exec_module(module)
-                except (ImportError, AssertionError) as exc:
-                    logger.debug("rjieba's module %s not loaded alone: %s", path, exc)
-                    break
+    """rjieba's compiled module, loaded without the global tokenizer its package builds
+    (unless the package, or this, loaded it already; or it is not where it should be)."""
+    loaded = sys.modules.get("rjieba.rjieba")
+    if loaded is not None:
+        return loaded
+    path = _compiled_path()
+    if path is not None:
+        loader = importlib.machinery.ExtensionFileLoader("rjieba.rjieba", path)
+        spec = importlib.util.spec_from_file_location("rjieba.rjieba", path, loader=loader)
+        if spec is not None:
+            try:
+                module = importlib.util.module_from_spec(spec)
+                loader.exec_module(module)
+            except ImportError as exc:
+                logger.debug("rjieba's module %s not loaded alone: %s", path, exc)
+            else:
                 sys.modules["rjieba.rjieba"] = module
                 return module
     import rjieba
 
     return rjieba
+
+
+def _compiled_path() -> str | None:
+    """The file of rjieba's compiled module, or None where it is not found."""
+    spec = importlib.util.find_spec("rjieba")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            path = os.path.join(folder, f"rjieba{suffix}")
+            if os.path.isfile(path):
+                return path
+    return None
 
 
 def cut_cjk(run: str) -> list[str]:
