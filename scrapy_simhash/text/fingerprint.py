@@ -46,7 +46,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import filterfalse
 
@@ -56,7 +56,7 @@ from .caches import make_room
 from .chrome import strip_chrome
 from .lexicon import STOP_WORDS, idf_weight, is_stop_word
 from .numbers import blank_dates, has_quantity
-from .segment import CJK_CHARS, cut_cjk
+from .segment import CJK_CHARS, tokenizer
 from .wrap import unwrap
 
 #: Names the algorithm (features, weights, hash). Stored in every index; an index built with
@@ -194,10 +194,14 @@ def _block_words(
     :data:`_CJK_RUN_MAX` characters); a CJK word is a stop word only by the list (all its
     characters are CJK, never digits)."""
     out: list[str] = []
+    cut: Callable[[str, bool], list[str]] | None = None  # the segmenter's, at the first run
 
     def add_run(cjk: str) -> None:
+        nonlocal cut
+        if cut is None:
+            cut = tokenizer().cut
         for i in range(0, len(cjk), _CJK_RUN_MAX):
-            found = cut_cjk(cjk[i : i + _CJK_RUN_MAX])
+            found = cut(cjk[i : i + _CJK_RUN_MAX], False)
             out.extend(filterfalse(STOP_WORDS.__contains__, found) if content else found)
 
     if numbers:

@@ -86,11 +86,6 @@ def _compiled_path() -> str | None:
     return None
 
 
-def cut_cjk(run: str) -> list[str]:
-    """The jieba words of a run of CJK characters, as a new list."""
-    return tokenizer().cut(run, False)
-
-
 def segment_runs(runs: list[str]) -> list[tuple[str, ...]]:
     """The jieba words of each run of CJK characters."""
     cut = tokenizer().cut
