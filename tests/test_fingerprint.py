@@ -557,6 +557,19 @@ def test_words_added_to_the_global_dictionaries_change_no_segmentation(first) ->
     assert out[2] == "南京市 长江大桥 今天 通车"
 
 
+def test_the_tokenizer_segments_from_other_threads() -> None:
+    """The private tokenizer, built in one thread, segments alike in others at once
+    (``page_signature`` is public: a user's threads may sign pages off the thread that
+    loaded the tokenizer)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scrapy_simhash.text.segment import segment_runs
+
+    expected = segment_runs(RUNS)
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(segment_runs, [RUNS] * 16)) == [expected] * 16
+
+
 def test_the_segmentation_matches_jieba_on_real_chinese_pages() -> None:
     """On the reference texts of the corpus's pages (when the corpus is there), every CJK
     run's words are jieba's own cut without its HMM guesses: the two dictionaries and
