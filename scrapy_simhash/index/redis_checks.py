@@ -99,7 +99,7 @@ def signature_problems(index: RedisIndex) -> list[str]:
         key, ids = bytes(key), bytes(ids)
         if not ids or len(ids) % 16:
             found.append(f"sentence {key.hex()} lists {len(ids)} bytes of documents")
-        listed = [ids[i : i + 16] for i in range(0, len(ids) - len(ids) % 16, 16)]
+        listed = packed_ids(ids[: len(ids) - len(ids) % 16])  # whole ids only
         if len(set(listed)) != len(listed):
             found.append(f"sentence {key.hex()} lists a document twice")
         held.update((key, docid) for docid in listed)
