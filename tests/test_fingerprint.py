@@ -515,10 +515,13 @@ def test_segmentation_is_jiebas() -> None:
 
 
 def test_runs_are_segmented_each_alone() -> None:
-    """Runs segmented in one call give each run's own words, whatever the order or repeats."""
+    """Each run gives its own words, whatever the order or repeats."""
     import jieba
 
-    from scrapy_simhash.text.segment import segment_runs
+    from scrapy_simhash.text.segment import segment_cjk
+
+    def segment_runs(runs: list[str]) -> list[tuple[str, ...]]:
+        return [segment_cjk(run) for run in runs]
 
     tok = jieba.Tokenizer()
     runs = [*RUNS, "南京", "市长", "江大桥", "", *reversed(RUNS)]
@@ -563,11 +566,11 @@ def test_the_tokenizer_segments_from_other_threads() -> None:
     loaded the tokenizer)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from scrapy_simhash.text.segment import segment_runs
+    from scrapy_simhash.text.segment import segment_cjk
 
-    expected = segment_runs(RUNS)
+    expected = [segment_cjk(run) for run in RUNS]
     with ThreadPoolExecutor(4) as pool:
-        assert list(pool.map(segment_runs, [RUNS] * 16)) == [expected] * 16
+        assert list(pool.map(segment_cjk, RUNS * 16)) == expected * 16
 
 
 def test_the_segmentation_matches_jieba_on_real_chinese_pages() -> None:
@@ -580,7 +583,7 @@ def test_the_segmentation_matches_jieba_on_real_chinese_pages() -> None:
 
     import jieba
 
-    from scrapy_simhash.text.segment import CJK_CHARS, segment_runs
+    from scrapy_simhash.text.segment import CJK_CHARS, segment_cjk
 
     corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus"
     references = Path(os.environ.get("SIMHASH_CORPUS", corpus)) / "gt.jsonl.gz"
@@ -594,7 +597,7 @@ def test_the_segmentation_matches_jieba_on_real_chinese_pages() -> None:
     assert len(found) > 1000  # the Chinese and Japanese pages are read
     runs = sorted(found)
     tok = jieba.Tokenizer()
-    assert segment_runs(runs) == [tuple(tok.lcut(r, HMM=False)) for r in runs]
+    assert [segment_cjk(r) for r in runs] == [tuple(tok.lcut(r, HMM=False)) for r in runs]
 
 
 def test_words_keep_the_order_of_the_text_across_scripts() -> None:

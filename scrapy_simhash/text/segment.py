@@ -86,12 +86,6 @@ def _compiled_path() -> str | None:
     return None
 
 
-def segment_runs(runs: list[str]) -> list[tuple[str, ...]]:
-    """The jieba words of each run of CJK characters."""
-    cut = tokenizer().cut
-    return [tuple(cut(run, False)) for run in runs]
-
-
 def segment_cjk(run: str) -> tuple[str, ...]:
-    """The jieba words of a run of CJK characters."""
+    """The jieba words of a run of CJK characters (jieba's HMM guesses off)."""
     return tuple(tokenizer().cut(run, False))
