@@ -88,6 +88,21 @@ WRAPPED_ZH = (
     "吹进去。各地农业部门已经派出技术人员下乡，帮助农民做好防寒准备。"
 )
 
+# A page that sets a list of other articles under its heading, after its article and before
+# a note of its own (version 8 leaves the heading and the list out).
+RELATED_LIST = [
+    "相关推荐",
+    "- 老街夜市重新开张 沿河老街的夜市在停业两年之后重新开张，摊主们说第一个周末的客人比他们想象"
+    "的多得多，卖小吃的摊位前一直排着长队。",
+    "- 山区公路拓宽工程完工 连接小镇和县城的山区公路拓宽工程上个月完工，原来要走一个半小时的路程"
+    "现在只要四十分钟。",
+]
+PAGE_RELATED_NOTE = (
+    "本报记者将继续关注这次降温过程对北方农业生产和城市供暖的影响，读者可以通过热线电话向我们"
+    "反映当地的情况。"
+)
+PAGE_RELATED = "\n".join([PAGE_ZH, *RELATED_LIST, PAGE_RELATED_NOTE])
+
 # A page with a contact line: its telephone number is not a content number (version 5).
 PAGE_CONTACT = (
     PAGE_EN + "\nReaders with questions about the viewing nights can call the observatory on "
@@ -117,6 +132,10 @@ GOLDEN = {
         "wrapped_zh": 0xD6C89AD22AB3A7DC,
         "page_contact": 0x54598833BA6F71E0,
     },
+    8: {
+        # a list of other articles under its heading, left out
+        "page_related": 0xDE88C4DA3AF5A73C,
+    },
     3: {
         # EN and ZH are one line of prose without numbers: version 2's values
         "en": 0x545988D2AA7D51E0,
@@ -135,6 +154,7 @@ TEXTS = {
     "wrapped_en": WRAPPED_EN,
     "wrapped_zh": WRAPPED_ZH,
     "page_contact": PAGE_CONTACT,
+    "page_related": PAGE_RELATED,
 }
 # Version 1's options: Charikar's simhash, position decay 150 stretched by (N/300)^0.75, every
 # word kept, no chrome filter, no numbers.
@@ -159,12 +179,24 @@ def test_golden_values() -> None:
     pinned in ``test_signature.py``); version 5 keeps them for every text that is not
     hard-wrapped and holds no telephone number or short list date; versions 6 and 7 keep
     version 5's (they change only a signature's sentences: where they end, and what they
-    are known by)."""
-    assert FINGERPRINT_VERSION == 7
+    are known by); version 8 keeps them for every text without a list of other articles
+    under its heading."""
+    assert FINGERPRINT_VERSION == 8
     for name, value in GOLDEN[3].items():
         assert simhash(TEXTS[name]) == value, name
     for name, value in GOLDEN[5].items():
         assert simhash(TEXTS[name]) == value, name
+    for name, value in GOLDEN[8].items():
+        assert simhash(TEXTS[name]) == value, name
+
+
+def test_version_8_leaves_out_a_list_of_other_articles_under_its_heading() -> None:
+    """The value pinned for version 8 is the page's without its list of other articles;
+    version 7 read the list's teasers as prose."""
+    assert simhash(PAGE_RELATED) == simhash("\n".join([PAGE_ZH, PAGE_RELATED_NOTE]))
+    assert VERSION_2.simhash(PAGE_RELATED) != VERSION_2.simhash(
+        "\n".join([PAGE_ZH, PAGE_RELATED_NOTE])
+    )
 
 
 def test_version_5_joins_hard_wrapped_lines_where_version_4_read_them_as_they_are() -> None:

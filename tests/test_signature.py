@@ -33,9 +33,10 @@ from scrapy_simhash.text.signature import (
 from .test_fingerprint import TEXTS
 from .test_scrapy_crawl import SiteSpider
 
-# A signature is a storage format: these values change only with FINGERPRINT_VERSION (7; 6's
-# for every text whose long sentences hold no content numbers: "en", "zh" and the hard-wrapped
-# ones; since version 7 a sentence is known by its letters and its content numbers).
+# A signature is a storage format: these values change only with FINGERPRINT_VERSION (8;
+# 7's for every text without a list of other articles under its heading; 6's for every text
+# whose long sentences hold no content numbers: "en", "zh" and the hard-wrapped ones; since
+# version 7 a sentence is known by its letters and its content numbers).
 GOLDEN = {
     "en": "e0517daad28859540000000000000000280000000000036297a4b48c4521a294632dd4059e"
     "08057f518333d10eb1a4",
@@ -54,6 +55,8 @@ GOLDEN = {
     "3a546fd92573e984268dc7",
     "page_contact": "e0716fba33885954d923acb87d61ad2a3d0000000400066297a4b48c4521a294"
     "632dd4059e08057f518333d10eb1a4b41a96a85c2633ccb0893f9dfd41aa53bd60712abc64b2ae",
+    "page_related": "3ca7f53adac488ded6a9dd37f6e3c2255c0000000300059fb055079158277d00a2940"
+    "264872e88483cd4abdcff774fc6e8b85770a97eb9484889dc37e33182",
 }
 
 PARAGRAPHS = [
@@ -510,6 +513,115 @@ async def test_a_crawl_drops_a_chinese_article_copied_into_a_table_cell(site, ro
     with SimhashIndex(tmp_path / "simhash" / "site") as index:
         drop = index.dropped(site.url("/zh/partner-library.html"))
         assert (drop.kept, drop.rule) == (site.url("/zh/library.html"), "sentences")
+
+
+# Another site's lists of its own articles: a headline and the first sentences of each.
+TEASERS = {
+    "en": [
+        ("Railway path reopens after volunteers clear fallen trees", f"{OTHER[0]} {OTHER[1]}"),
+        ("Orchids found along the old cutting", f"{OTHER[4]} {OTHER[5]}"),
+        ("Walking club plans summer guided walks", f"{OTHER[3]} {OTHER[2]}"),
+        (
+            "Bus route to link the estate to the hospital",
+            "From next month a new bus will run every twenty minutes between the estate and the "
+            "hospital, stopping at the station and the market square, after years of complaints "
+            "from patients and staff who had to change twice.",
+        ),
+        (
+            "Schools to share a new sports hall",
+            "The three primary schools on the hill will share a new sports hall built on the old "
+            "playing field, and the council says local clubs will be able to book it in the "
+            "evenings and at weekends once it opens.",
+        ),
+        (
+            "Lifeboat crew rescues two kayakers off the point",
+            "The crew was called out shortly after dawn when a passing fisherman saw two kayaks "
+            "drifting towards the rocks below the lighthouse, and both paddlers were brought "
+            "ashore cold but unhurt.",
+        ),
+    ],
+    "zh": [
+        (
+            "老街夜市重新开张",
+            "沿河老街的夜市在停业两年之后重新开张，摊主们说第一个周末的客人比他们想象的多得多，卖小吃"
+            "和手工艺品的摊位前一直排着长队，镇里还专门安排了志愿者维持秩序",
+        ),
+        (
+            "山区公路拓宽工程完工",
+            "连接小镇和县城的山区公路拓宽工程上个月完工，原来要走一个半小时的路程现在只要四十分钟，附近"
+            "村子的果农说今年的水果终于可以赶在新鲜的时候运到城里的批发市场",
+        ),
+        (
+            "中学新建的实验楼投入使用",
+            "镇中学新建的实验楼本学期正式投入使用，楼里有物理、化学和生物三个实验室，还有一间可以容纳两百"
+            "人的报告厅，学校计划请大学的老师每个月来给学生们上一次科普课",
+        ),
+        (
+            "卫生院开设周末门诊",
+            "为了方便外出打工回来的居民看病，镇卫生院从下个月开始在周末增开门诊，内科、儿科和口腔科都会"
+            "有医生值班，院长说以后还要请县医院的专家定期来坐诊",
+        ),
+        (
+            "水库周边步道向游客开放",
+            "水库周边新修的步道本周起向游客开放，全长八公里，沿途设有三个观景台和两处休息点，管理处提醒"
+            "游客注意防火，不要在步道以外的山林里随意走动和生火做饭",
+        ),
+    ],
+}
+
+
+def _teasers_layout(title: str, paragraphs: list[str], heading: str, language: str) -> str:
+    """Another site's layout that sets a list of its own articles, under ``heading``, at the
+    end of each article (trafilatura returns it with the article)."""
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    items = "".join(
+        f"<li><a href='/more/{i}'>{headline}</a> {summary}</li>"
+        for i, (headline, summary) in enumerate(TEASERS[language])
+    )
+    return (
+        f"<html><head><title>{title} | Valley News</title></head><body>"
+        "<nav><a href='/'>Home</a> | <a href='/news'>News</a></nav>"
+        f"<article><h1>{title}</h1>{body}<div><h3>{heading}</h3><ul>{items}</ul></div>"
+        "</article><footer>Valley News</footer></body></html>"
+    )
+
+
+@pytest.mark.parametrize(
+    ("language", "title", "paragraphs", "heading", "other_heading"),
+    [
+        (
+            "en",
+            "Grain terminal to become a market hall",
+            PARAGRAPHS,
+            "Related articles",
+            "Elsewhere",
+        ),
+        (
+            "en",
+            "Grain terminal to become a market hall",
+            PARAGRAPHS,
+            "More from Valley News",
+            "Elsewhere",
+        ),
+        ("zh", "老粮站变成了图书馆", ZH_ARTICLE, "相关推荐", "本站其他文章"),
+        ("zh", "老粮站变成了图书馆", ZH_ARTICLE, "您可能感兴趣的文章：", "本站其他文章"),
+    ],
+)
+def test_a_list_of_other_articles_under_its_heading_is_not_part_of_the_copy(
+    language, title, paragraphs, heading, other_heading
+):
+    """An article copied into a layout that sets a list of its own articles (headlines and
+    their first sentences) after it: extraction returns the list with the article, and the
+    signature leaves it out under a heading it knows (version 8), so the copy's signature is
+    the article's. Under a heading it does not know, the same list is read as text: the copy
+    has twice the article's words and is not taken for it."""
+    plain = _signature(_plain_layout(title, paragraphs))
+    text = extract_text(_teasers_layout(title, paragraphs, heading, language))
+    assert text is not None and TEASERS[language][-1][1][:20] in text  # the list came back
+    assert page_signature(text) == plain
+    other = _signature(_teasers_layout(title, paragraphs, other_heading, language))
+    assert other.words > 1.8 * plain.words
+    assert not other.is_near_duplicate(plain) and not plain.is_near_duplicate(other)
 
 
 def test_different_articles_in_one_layout_are_not_near_duplicates():

@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from scrapy_simhash import Fingerprinter, hamming, page_signature
 from scrapy_simhash.text import chrome, numbers
-from scrapy_simhash.text.chrome import MIN_KEPT, _judged, is_chrome, line_size, strip_chrome
+from scrapy_simhash.text.chrome import (
+    MIN_KEPT,
+    _judged,
+    is_chrome,
+    is_related_heading,
+    line_size,
+    strip_chrome,
+)
 from scrapy_simhash.text.fingerprint import normalize
 from scrapy_simhash.text.numbers import blank_dates, has_quantity
 
@@ -87,14 +94,36 @@ def test_a_long_line_is_judged_by_all_of_its_words() -> None:
 
 
 def _strip_line_by_line(text: str, keep=None) -> str:
-    """strip_chrome as its docstring says it, every line judged in full."""
-    lines, kept = [], 0
-    for line in text.split("\n"):
+    """strip_chrome as its docstring says it, every line judged in full: a related heading
+    that is chrome and not kept, then a list item or table row after it (empty lines
+    between), leaves out itself and the list items, table rows and empty lines that
+    follow it."""
+    lines = text.split("\n")
+    listed = lambda s: not s or s == "-" or s.startswith(("- ", "|"))  # noqa: E731
+    left_out: set[int] = set()
+    for i, line in enumerate(lines):
+        if i in left_out or not is_related_heading(line) or not _judged(line)[0]:
+            continue
+        if keep is not None and keep(line):
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j < len(lines) and lines[j].strip().startswith(("- ", "|")):
+            left_out.add(i)
+            j = i + 1
+            while j < len(lines) and listed(lines[j].strip()):
+                left_out.add(j)
+                j += 1
+    out, kept = [], 0
+    for i, line in enumerate(lines):
+        if i in left_out:
+            continue
         chrome, size = _judged(line)
         if not chrome or (keep is not None and line.strip() and keep(line)):
-            lines.append(line)
+            out.append(line)
             kept += size
-    return "\n".join(lines) if kept >= MIN_KEPT else text
+    return "\n".join(out) if kept >= MIN_KEPT else text
 
 
 # Lines of words (long and short, numbers, CJK) between white space or separators (a
@@ -113,7 +142,16 @@ def _lines(draw) -> str:
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.one_of(_lines(), st.just(PROSE_EN)), max_size=10))
+@given(
+    st.lists(
+        st.one_of(
+            _lines(),
+            st.just(PROSE_EN),
+            st.sampled_from(["Related articles", "相关推荐", "Read more: Ferry", "- 相关文章", ""]),
+        ),
+        max_size=10,
+    )
+)
 def test_long_lines_read_by_their_start_are_judged_as_in_full(lines) -> None:
     """A long line shown to be prose by its first characters, and the words kept counted
     from those, strip a text exactly as judging every line in full does."""
@@ -121,6 +159,70 @@ def test_long_lines_read_by_their_start_are_judged_as_in_full(lines) -> None:
     assert strip_chrome(text) == _strip_line_by_line(text)
     digits = lambda line: any(c.isdigit() for c in line)  # noqa: E731
     assert strip_chrome(text, keep=digits) == _strip_line_by_line(text, keep=digits)
+
+
+@pytest.mark.parametrize(
+    "heading",
+    [
+        "Related articles",
+        "More from the Harbour Post",
+        "Most read",
+        "Las más leídas",
+        "Lesen Sie auch:",
+        "相关推荐",
+        "您可能感兴趣的文章",
+        "【相关阅读】",
+        "- 相关文章",
+        "関連記事",
+    ],
+)
+def test_a_list_of_other_articles_under_its_heading_is_left_out(heading: str) -> None:
+    """The heading, and the list items and table rows after it however long (a teaser is a
+    headline and its first sentences); what follows the list is read again."""
+    assert is_related_heading(heading)
+    text = "\n".join(
+        [
+            PROSE_EN,
+            PROSE_ZH,
+            heading,
+            "",
+            f"- {PROSE_EN}",
+            "",
+            f"- {PROSE_ZH}",
+            f"| {PROSE_EN} | 2019-09-09 |",
+            "-",
+            f"{PROSE_EN} Again.",
+            f"- {PROSE_ZH}",
+        ]
+    )
+    kept = [PROSE_EN, PROSE_ZH, f"{PROSE_EN} Again.", f"- {PROSE_ZH}"]
+    assert strip_chrome(text) == "\n".join(kept)
+    # a line that a caller keeps besides prose (one holding a number) goes with the list
+    digits = lambda line: any(c.isdigit() for c in line)  # noqa: E731
+    assert strip_chrome(text, keep=digits) == "\n".join(kept)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Read more: Ferry timetable changes from Monday",  # a link, not a heading
+        "推荐阅读：老街夜市重新开张",
+        "Ingredients",  # an article's own list
+        "Highlights",
+        "The related question",
+        "Relatedness",
+        "Related articles on the harbour, the market hall and the grain terminal",  # long
+    ],
+)
+def test_lists_under_other_lines_are_read(line: str) -> None:
+    assert not is_related_heading(line)
+    text = "\n".join([PROSE_EN, line, f"- {PROSE_EN} One.", f"- {PROSE_ZH}"])
+    assert f"- {PROSE_EN} One.\n- {PROSE_ZH}" in strip_chrome(text)
+
+
+def test_a_related_heading_without_a_list_after_it_leaves_out_nothing_else() -> None:
+    text = "\n".join([PROSE_EN, "Related articles", f"{PROSE_EN} Two.", f"- {PROSE_ZH}"])
+    assert strip_chrome(text) == "\n".join([PROSE_EN, f"{PROSE_EN} Two.", f"- {PROSE_ZH}"])
 
 
 @settings(max_examples=300, deadline=None)

@@ -12,7 +12,14 @@ left out before the words are read (``docs/quality.md``, "Surviving template chr
 * menu lines: two or more separators (``|``, ``>``, ``/``, ``·``, ``»``, single angle quotes,
   bullets) between items of at most four words;
 * list items (``- ``) and table rows (``| ``) under twice :data:`MIN_LINE` words whose cells
-  are all short: link lists, other headlines, layout tables.
+  are all short: link lists, other headlines, layout tables;
+* a list of other articles under its heading ("Related articles", "Most read", "相关推荐",
+  "您可能感兴趣的文章", :data:`RELATED_HEADINGS`): the heading and the list items and table
+  rows that follow it, however long (a teaser is a headline and its first sentences). A site
+  sets such a list beside each of its articles and trafilatura often returns it with the
+  article, so one article in two layouts came back with two lists of other headlines and
+  their summaries (version 8). A heading is a short line alone ("Read more: <headline>" is
+  a link, not a heading), and only what is set as a list under it goes with it.
 
 Numbers count no words: a related headline with its date and time is still short. (Judging
 each cell of a table row as a line of its own was measured too: it lost Chinese layout moves.)
@@ -44,6 +51,57 @@ _SEPARATOR = re.compile(r"\s[|>/·»›•]\s|[|｜>›»·•]")
 _SEPARATOR_CHARS = "|｜>›»·•"
 #: A longer line is first measured on its first so many characters.
 PREFIX = 64
+
+#: The headings of a layout's lists of other articles, case-folded. A heading may go on with
+#: a few words ("More from Reuters", "Más leídas de Política"), or, in Chinese or Japanese,
+#: a few characters ("您可能感兴趣的文章").
+RELATED_HEADINGS: tuple[str, ...] = (
+    # English
+    "related", "read more", "read next", "read also", "also read", "more stories",
+    "more news", "more from", "more in", "more on", "recommended", "we recommend",
+    "you may also like", "you might also like", "you may like", "you might like",
+    "you may be interested", "most popular", "most read", "most viewed", "most shared",
+    "popular", "trending", "top stories", "latest", "editor's picks", "editors' picks",
+    "editors picks", "further reading", "featured", "don't miss",
+    # German, French, Spanish, Portuguese, Italian, Dutch, Polish, Russian, Turkish
+    "empfehlungen", "mehr zum thema", "mehr aus", "mehr von", "meistgelesen",
+    "das könnte sie auch interessieren", "das könnte dich auch interessieren",
+    "weitere artikel", "lesen sie auch", "auch interessant", "ähnliche artikel",
+    "verwandte artikel", "à lire aussi", "a lire aussi", "lire aussi", "les plus lus",
+    "sur le même sujet", "articles similaires", "articles liés", "vous aimerez aussi",
+    "à voir aussi", "dans la même rubrique", "las más leídas", "lo más leído", "más leídas",
+    "más leído", "lo más visto", "te puede interesar", "también te puede interesar",
+    "noticias relacionadas", "artículos relacionados", "relacionado", "relacionados",
+    "te recomendamos", "lee también", "más noticias", "leia também", "leia mais",
+    "mais lidas", "mais lidos", "veja também", "notícias relacionadas", "artigos relacionados",
+    "você pode gostar", "leggi anche", "più letti", "articoli correlati",
+    "potrebbe interessarti", "ti potrebbe interessare", "notizie correlate", "lees ook",
+    "meest gelezen", "gerelateerde artikelen", "czytaj także", "czytaj też", "zobacz także",
+    "zobacz też", "najczęściej czytane", "polecamy", "powiązane artykuły", "читайте также",
+    "смотрите также", "популярное", "самое популярное", "похожие статьи", "похожие новости",
+    "другие новости", "по теме", "рекомендуем", "ilgili haberler", "benzer haberler",
+    "çok okunanlar", "bunlar da ilginizi çekebilir",
+    # Chinese, Japanese, Korean
+    "相关推荐", "相关阅读", "相关文章", "相关新闻", "相关链接", "相关报道", "相关内容",
+    "相关专题", "相關新聞", "相關文章", "相關閱讀", "推荐阅读", "推荐新闻", "推荐文章",
+    "推薦閱讀", "延伸阅读", "延伸閱讀", "扩展阅读", "猜你喜欢", "猜你喜歡", "您可能感兴趣",
+    "你可能感兴趣", "可能感兴趣", "你可能會喜歡", "热门文章", "热门推荐", "热门新闻",
+    "热门阅读", "热门排行", "熱門文章", "熱門新聞", "热点新闻", "热点推荐", "热文推荐",
+    "点击排行", "跟贴排行", "阅读排行", "排行榜", "最新文章", "精彩推荐", "为您推荐",
+    "为你推荐", "更多精彩", "小编推荐", "今日推荐", "往期回顾", "往期推荐", "大家都在看",
+    "関連記事", "関連ニュース", "おすすめ記事", "人気記事", "人気ランキング",
+    "アクセスランキング", "注目記事", "あわせて読みたい", "관련기사", "관련 기사",
+    "많이 본 뉴스", "인기 기사", "추천 기사",
+)  # fmt: skip
+#: A heading is at most this many characters.
+HEADING_CHARS = 40
+_CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
+_WORD_HEADINGS = "|".join(re.escape(h) for h in RELATED_HEADINGS if not _CJK_CHAR.search(h))
+_CJK_HEADINGS = "|".join(re.escape(h) for h in RELATED_HEADINGS if _CJK_CHAR.search(h))
+_RELATED_HEADING = re.compile(rf"(?:{_WORD_HEADINGS})(?:\s.*)?|(?:{_CJK_HEADINGS}).*", re.DOTALL)
+# What surrounds a heading: list marks, brackets, arrows and a closing colon.
+_HEADING_TRIM = re.compile(r"^[\s\-–—#*>»›|\[【(（]+|[\s:：>»›|\]】)）.…]+$")
+_TEASER_LINK = re.compile(r"[:：]\s*\S")
 
 
 def line_size(line: str) -> int:
@@ -91,6 +149,26 @@ def is_chrome(line: str) -> bool:
     return _judged(line)[0]
 
 
+def is_related_heading(line: str) -> bool:
+    """Whether a line is the heading of a list of other articles (:data:`RELATED_HEADINGS`):
+    short, alone, and no link after a colon."""
+    s = line.strip()
+    if not s or len(s) > HEADING_CHARS or _TEASER_LINK.search(s):
+        return False
+    heading = _HEADING_TRIM.sub("", s).casefold()
+    return (
+        bool(heading)
+        and line_size(heading) < MIN_LINE
+        and _RELATED_HEADING.fullmatch(heading) is not None
+    )
+
+
+def _in_list(s: str) -> bool:
+    """Whether a stripped line goes on a list under a heading: a list item, a table row, or
+    nothing (an empty line, a bare list mark)."""
+    return not s or s == "-" or s.startswith(("- ", "|"))
+
+
 def _prose_at_least(s: str) -> int | None:
     """The words of a long line (stripped of its white space), at least, when its first
     :data:`PREFIX` characters show it to be prose; else None (the line is judged in full).
@@ -113,11 +191,22 @@ def _prose_at_least(s: str) -> int | None:
 
 def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
     """The prose lines of ``text`` in order, with the lines ``keep`` accepts, or the whole
-    text when they hold fewer than :data:`MIN_KEPT` words."""
+    text when they hold fewer than :data:`MIN_KEPT` words. A list of other articles under
+    its heading is left out whole."""
     lines: list[str] = []
     kept = 0  # the words of the lines kept; of a long line, at least those of its start
+    related = False  # in a list of other articles, under its heading
+    heading = ""  # the last short chrome line, while no other line has come since
     for line in text.split("\n"):
         s = line.strip()  # once a line, for both readings
+        if related or (heading and s.startswith(("- ", "|")) and is_related_heading(heading)):
+            # (a heading is looked up only where a list follows it)
+            if _in_list(s):
+                related = True
+                continue
+            related = False
+        if s:
+            heading = ""
         least = _prose_at_least(s)
         if least is not None:
             lines.append(line)
@@ -127,6 +216,8 @@ def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
         if not chrome or (keep is not None and s and keep(line)):
             lines.append(line)
             kept += size
+        elif s and size < MIN_LINE:
+            heading = s
     if kept < MIN_KEPT:  # the long lines' words counted in full
         kept = sum(_judged(line)[1] for line in lines)
     return "\n".join(lines) if kept >= MIN_KEPT else text

@@ -70,7 +70,9 @@ from .wrap import unwrap
 #: 7: a page signature's sentence is known by its letters and the content numbers it holds
 #: (not its dates, times or counters), so the sentence rule tells apart pages whose sentences
 #: differ only in their prices, specs or scores (:func:`.signature.sentence_key`).
-FINGERPRINT_VERSION = 7
+#: 8: a list of other articles under its heading ("Related articles", "相关推荐") is left out
+#: with its heading, however long its teasers (:func:`.chrome.strip_chrome`).
+FINGERPRINT_VERSION = 8
 
 BITS = 64
 _MASK = (1 << BITS) - 1
