@@ -99,8 +99,9 @@ _CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
 _WORD_HEADINGS = "|".join(re.escape(h) for h in RELATED_HEADINGS if not _CJK_CHAR.search(h))
 _CJK_HEADINGS = "|".join(re.escape(h) for h in RELATED_HEADINGS if _CJK_CHAR.search(h))
 _RELATED_HEADING = re.compile(rf"(?:{_WORD_HEADINGS})(?:\s.*)?|(?:{_CJK_HEADINGS}).*", re.DOTALL)
-# What surrounds a heading: list marks, brackets, arrows and a closing colon.
-_HEADING_TRIM = re.compile(r"^[\s\-–—#*>»›|\[【(（]+|[\s:：>»›|\]】)）.…]+$")
+# What may surround a heading: white space, list marks, brackets, arrows, a closing colon.
+_HEADING_TRIM = " \t\u3000-–—#*>»›|[]【】()（）:：.…"
+_HEADING_FIRST = frozenset(h[0] for h in RELATED_HEADINGS)
 _TEASER_LINK = re.compile(r"[:：]\s*\S")
 
 
@@ -153,14 +154,12 @@ def is_related_heading(line: str) -> bool:
     """Whether a line is the heading of a list of other articles (:data:`RELATED_HEADINGS`):
     short, alone, and no link after a colon."""
     s = line.strip()
-    if not s or len(s) > HEADING_CHARS or _TEASER_LINK.search(s):
+    if not s or len(s) > HEADING_CHARS:
         return False
-    heading = _HEADING_TRIM.sub("", s).casefold()
-    return (
-        bool(heading)
-        and line_size(heading) < MIN_LINE
-        and _RELATED_HEADING.fullmatch(heading) is not None
-    )
+    heading = s.strip(_HEADING_TRIM).casefold()
+    if not heading or heading[0] not in _HEADING_FIRST or _TEASER_LINK.search(s):
+        return False  # (most short lines before a list are menu items: told by their start)
+    return line_size(heading) < MIN_LINE and _RELATED_HEADING.fullmatch(heading) is not None
 
 
 def _in_list(s: str) -> bool:
