@@ -522,14 +522,16 @@ def parse_rule(spec: str) -> Rule:
 def ablation_rules() -> list[tuple[str, Rule]]:
     """The signature rule built up one part at a time from the fingerprint alone."""
     d = DEFAULT_RULE
-    far = dataclasses.replace(d, near=-OFF)  # the share of sentences asked at every distance
+    uncontained = dataclasses.replace(d, contained=OFF)  # half the words asked at every share
+    far = dataclasses.replace(uncontained, near=-OFF)  # half the sentences at every distance
     no_vetoes = dataclasses.replace(far, hamming_length=0.0, sentences_veto=OFF, numbers_min=OFF)
     return [
         ("+ sentence rule (no numbers veto)", no_vetoes),
         ("+ numbers veto", dataclasses.replace(no_vetoes, numbers_min=d.numbers_min)),
         ("+ hamming length guard", dataclasses.replace(far, sentences_veto=OFF)),
         ("+ sentences veto", far),
-        ("+ 3 sentences enough within k+1 bits (the default rule)", d),
+        ("+ 3 sentences enough within k+1 bits", uncontained),
+        ("+ a contained page at 0.3 of the words (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
     ]

@@ -389,6 +389,66 @@ def test_rule_guards_and_vetoes():
     )
 
 
+def test_a_page_contained_in_a_longer_one_needs_less_than_half_its_words():
+    """All but one of the long sentences of the page that has fewer shared, and 5 at least:
+    the shorter is contained in the longer, whose extra words are not the article's prose
+    (which would have taken places among its longest sentences), and the sentence rule asks
+    0.3 of its words instead of half."""
+    rule = Rule()
+    far = (1 << 64) - 1  # fingerprints 64 bits apart
+    article = PageSignature(0, tuple(range(1, 9)), 300, 0, 0)
+    copy = PageSignature(far, (*range(1, 8), 99), 900, 0, 0)  # 7 of 8 shared, 0.33
+    assert rule.decide(copy, article, 3) == rule.decide(article, copy, 3) == "sentences"
+    assert Rule(contained=99).decide(copy, article, 3) is None  # the length guard (0.5)
+    assert rule.decide(PageSignature(far, (*range(1, 7), 98, 99), 900, 0, 0), article, 3) is None
+    assert rule.decide(PageSignature(far, copy.sentences, 1100, 0, 0), article, 3) is None
+    assert rule.decide(copy, article, 3, counted=6) is None  # the index's guard left one out
+    # a page of 6 long sentences, 5 of them in the other: contained; of 5, 4 are too few
+    six = PageSignature(0, tuple(range(1, 7)), 300, 0, 0)
+    assert rule.decide(PageSignature(far, (1, 2, 3, 4, 5, 50, 51, 52), 900, 0, 0), six, 3) == (
+        "sentences"
+    )
+    five = PageSignature(0, tuple(range(1, 6)), 300, 0, 0)
+    assert rule.decide(PageSignature(far, (1, 2, 3, 4, 50, 51, 52), 900, 0, 0), five, 3) is None
+    # the numbers veto holds
+    numbered = PageSignature(0, article.sentences, 300, 0, 10)
+    assert rule.decide(PageSignature(far, copy.sentences, 900, far, 10), numbered, 3) is None
+
+
+_WHO = ["My neighbour", "Our club", "The baker", "A friend of mine", "My sister", "The skipper"]
+_SAID = ["always wanted", "never liked", "still remembers", "keeps talking about", "visited"]
+_WHAT = ["the terminal at night", "the cranes by the quay", "the weekly fish auction",
+         "the ferry to the island", "the cafes along the harbour"]  # fmt: skip
+
+
+def _board_layout(title: str, paragraphs: list[str]) -> str:
+    """A message board's layout: the article as a post, then thirty short replies."""
+    said = [f"{w} {s} {t}, and says so every day." for w in _WHO for s in _SAID for t in _WHAT]
+    posts = "".join(f"<p>{reply}</p>" for reply in said[::5])
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (
+        f"<html><head><title>{title} | Harbour Board</title></head><body>"
+        f"<div class='post'><h1>{title}</h1>{body}</div>"
+        f"<div class='board'><h4>Replies</h4>{posts}</div></body></html>"
+    )
+
+
+def test_an_article_among_replies_is_contained_in_its_page():
+    """The article posted on a message board, with thirty short replies under it: the page
+    has more than twice the article's words, and shares every long sentence with it (the
+    replies are shorter). Version 7's rule refused it by the length guard."""
+    title = "Grain terminal to become a market hall"
+    article = _signature(_plain_layout(title, PARAGRAPHS))
+    text = extract_text(_board_layout(title, PARAGRAPHS))
+    assert text is not None and "says so every day" in text  # the replies came back
+    board = page_signature(text)
+    assert board is not None and board.words > 2 * article.words
+    assert set(board.sentences) == set(article.sentences)
+    assert board.is_near_duplicate(article) and article.is_near_duplicate(board)
+    assert DEFAULT_RULE.decide(board, article, 3) == "sentences"
+    assert Rule(contained=99).decide(board, article, 3) is None
+
+
 def _bits(n: int) -> int:
     return (1 << n) - 1
 

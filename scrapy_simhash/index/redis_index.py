@@ -188,6 +188,8 @@ RULE_FIELDS = (
     "near",
     "length",
     "hamming_length",
+    "contained",
+    "contained_length",
     "sentences_veto",
     "veto_distance",
     "numbers_min",

@@ -344,7 +344,12 @@ local function rule_decide(page, stored, counted)
   end
   local needed = max(R.shared, ceil(R.shared_share * fewer))
   if d <= k + R.near then needed = R.shared end
-  if (counted or shared) >= needed and shorter >= R.length then return 'sentences' end
+  local counts = counted or shared
+  if counts >= needed and shorter >= R.length then return 'sentences' end
+  -- contained: what the longer adds is not the article's prose
+  if counts >= max(R.contained, fewer - 1) and shorter >= R.contained_length then
+    return 'sentences'
+  end
   return nil
 end
 

@@ -36,7 +36,12 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
     a site prints on every page do not make two of its articles one) unless their
     fingerprints are within ``k`` + :attr:`Rule.near` bits (a 2%-edited copy one bit past
     ``k`` whose edits broke most of its long sentences: two weak signals that agree), and
-    the shorter has at least :attr:`Rule.length` of the longer's words. In an index, a
+    the shorter has at least :attr:`Rule.length` of the longer's words, or only
+    :attr:`Rule.contained_length` of them when they share all but one of the long sentences
+    of the page that has fewer, and :attr:`Rule.contained` or more (the shorter page is
+    contained in the longer: the longer's extra words are not prose of the same article,
+    which would have taken places among its longest sentences, but shorter text around it,
+    such as a layout's comments or lists). In an index, a
     sentence held by :attr:`Rule.guard` or more stored pages does not count (a disclaimer, a
     byline, a newsletter box): that is learned across pages, and acts only in the decision.
 
@@ -239,6 +244,12 @@ class Rule:
     length: float = 0.5
     #: The Hamming rule's length guard.
     hamming_length: float = 0.5
+    #: Shared long sentences, and all but one of those of the page that has fewer, that make
+    #: the shorter page contained in the longer...
+    contained: int = 5
+    #: ... when its words are at least this share of the longer's (the sentence rule's
+    #: length guard then).
+    contained_length: float = 0.3
     #: Both pages with this many long sentences and none shared: not the same text...
     sentences_veto: int = 6
     #: ... when their fingerprints differ in this many bits or more.
@@ -279,10 +290,12 @@ class Rule:
         needed = max(self.shared, math.ceil(self.shared_share * fewer))
         if distance <= max_distance + self.near:
             needed = self.shared  # one bit past k, and long sentences shared: a few edits
-        if (shared if counted is None else counted) >= needed and (
-            _shorter(page, stored) >= self.length
-        ):
+        counts = shared if counted is None else counted
+        shorter = _shorter(page, stored)
+        if counts >= needed and shorter >= self.length:
             return "sentences"
+        if counts >= max(self.contained, fewer - 1) and shorter >= self.contained_length:
+            return "sentences"  # contained: what the longer adds is not the article's prose
         return None
 
     def numbers_differ(self, a: PageSignature, b: PageSignature) -> bool:
