@@ -95,9 +95,8 @@ RELATED_HEADINGS: tuple[str, ...] = (
 )  # fmt: skip
 #: A heading is at most this many characters.
 HEADING_CHARS = 40
-_CJK_CHAR = re.compile(f"[{CJK_CHARS}]")
-_WORD_HEADINGS = "|".join(re.escape(h) for h in RELATED_HEADINGS if not _CJK_CHAR.search(h))
-_CJK_HEADINGS = "|".join(re.escape(h) for h in RELATED_HEADINGS if _CJK_CHAR.search(h))
+_WORD_HEADINGS = "|".join(re.escape(h) for h in RELATED_HEADINGS if not _CJK_RUN.search(h))
+_CJK_HEADINGS = "|".join(re.escape(h) for h in RELATED_HEADINGS if _CJK_RUN.search(h))
 _RELATED_HEADING = re.compile(rf"(?:{_WORD_HEADINGS})(?:\s.*)?|(?:{_CJK_HEADINGS}).*", re.DOTALL)
 # What may surround a heading: white space, list marks, brackets, arrows, a closing colon.
 _HEADING_TRIM = " \t\u3000-–—#*>»›|[]【】()（）:：.…"
