@@ -51,6 +51,8 @@ _SEPARATOR = re.compile(r"\s[|>/·»›•]\s|[|｜>›»·•]")
 _SEPARATOR_CHARS = "|｜>›»·•"
 #: A longer line is first measured on its first so many characters.
 PREFIX = 64
+# How a list item and a table row start (extraction's marks).
+_LISTED = ("- ", "|")
 
 #: The headings of a layout's lists of other articles, case-folded. A heading may go on with
 #: a few words ("More from Reuters", "Más leídas de Política"), or, in Chinese or Japanese,
@@ -138,7 +140,7 @@ def _judged_stripped(s: str) -> tuple[bool, int]:
     separators = _separators(s)
     if separators >= 2 and size / (separators + 1) <= MENU_ITEM:
         return True, size
-    if s.startswith(("|", "- ")) and size < 2 * MIN_LINE:
+    if s.startswith(_LISTED) and size < 2 * MIN_LINE:
         cells = [c for c in s.split("|") if c.strip()]
         return s.startswith("- ") or all(line_size(c) < MIN_LINE for c in cells), size
     return False, size
@@ -164,7 +166,7 @@ def is_related_heading(line: str) -> bool:
 def _in_list(s: str) -> bool:
     """Whether a stripped line goes on a list under a heading: a list item, a table row, or
     nothing (an empty line, a bare list mark)."""
-    return not s or s == "-" or s.startswith(("- ", "|"))
+    return not s or s == "-" or s.startswith(_LISTED)
 
 
 def _prose_at_least(s: str) -> int | None:
@@ -176,7 +178,7 @@ def _prose_at_least(s: str) -> int | None:
     or table row, whose start holds :data:`MIN_LINE` words and more than :data:`MENU_ITEM`
     for each item between the line's separators, is prose as judged in full. Most of an
     article's lines are read so, in about a third of the time."""
-    if len(s) <= PREFIX or s.startswith(("|", "- ")):
+    if len(s) <= PREFIX or s.startswith(_LISTED):
         return None
     least = line_size(s[:PREFIX])
     if least < MIN_LINE:
@@ -197,7 +199,7 @@ def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
     heading = ""  # the last short chrome line, while no other line has come since
     for line in text.split("\n"):
         s = line.strip()  # once a line, for both readings
-        if related or (heading and s.startswith(("- ", "|")) and is_related_heading(heading)):
+        if related or (heading and s.startswith(_LISTED) and is_related_heading(heading)):
             # (a heading is looked up only where a list follows it)
             if _in_list(s):
                 related = True

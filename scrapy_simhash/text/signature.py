@@ -277,21 +277,17 @@ class Rule:
             return None
         shared = len(set(page.sentences).intersection(stored.sentences))
         distance = hamming(page.fingerprint, stored.fingerprint)
+        fewer = min(len(page.sentences), len(stored.sentences))
+        shorter = _shorter(page, stored)
         if distance <= max_distance and not (
-            _shorter(page, stored) < self.hamming_length
-            or (
-                shared == 0
-                and distance >= self.veto_distance
-                and min(len(page.sentences), len(stored.sentences)) >= self.sentences_veto
-            )
+            shorter < self.hamming_length
+            or (shared == 0 and distance >= self.veto_distance and fewer >= self.sentences_veto)
         ):
             return "hamming"
-        fewer = min(len(page.sentences), len(stored.sentences))
         needed = max(self.shared, math.ceil(self.shared_share * fewer))
         if distance <= max_distance + self.near:
             needed = self.shared  # one bit past k, and long sentences shared: a few edits
         counts = shared if counted is None else counted
-        shorter = _shorter(page, stored)
         if counts >= needed and shorter >= self.length:
             return "sentences"
         if counts >= max(self.contained, fewer - 1) and shorter >= self.contained_length:
