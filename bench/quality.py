@@ -522,7 +522,8 @@ def parse_rule(spec: str) -> Rule:
 def ablation_rules() -> list[tuple[str, Rule]]:
     """The signature rule built up one part at a time from the fingerprint alone."""
     d = DEFAULT_RULE
-    uncontained = dataclasses.replace(d, contained=OFF)  # half the words asked at every share
+    any_length = dataclasses.replace(d, numbers_length=0.0)  # numbers compared at any length
+    uncontained = dataclasses.replace(any_length, contained=OFF)  # half the words at any share
     far = dataclasses.replace(uncontained, near=-OFF)  # half the sentences at every distance
     no_vetoes = dataclasses.replace(far, hamming_length=0.0, sentences_veto=OFF, numbers_min=OFF)
     return [
@@ -531,7 +532,8 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ("+ hamming length guard", dataclasses.replace(far, sentences_veto=OFF)),
         ("+ sentences veto", far),
         ("+ 3 sentences enough within k+1 bits", uncontained),
-        ("+ a contained page at 0.3 of the words (the default rule)", d),
+        ("+ a contained page at 0.3 of the words", any_length),
+        ("+ numbers compared for pages of like length (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
     ]

@@ -56,7 +56,7 @@ class _Pages:
             sentences.append(rng.getrandbits(64))  # a sentence of its own
         rng.shuffle(sentences)
         sentences = sentences[:SENTENCES]
-        words = rng.choice([0, 40, 90, 100, 110, 200, 400])
+        words = rng.choice([0, 40, 80, 90, 100, 110, 200, 400])  # 80 / 100: numbers_length
         numbers = _flip(rng, rng.choice(self.numbers), rng.choice([0, 5, 15, 21, 30]))
         return PageSignature(
             fingerprint, tuple(sentences), words, numbers, rng.choice([0, 2, 3, 5, 10])

@@ -195,6 +195,7 @@ RULE_FIELDS = (
     "numbers_min",
     "numbers_distance",
     "numbers_ratio",
+    "numbers_length",
     "guard",
 )
 

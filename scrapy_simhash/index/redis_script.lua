@@ -322,8 +322,12 @@ for i = 11, FIRST - 1, 2 do R[ARGV[i]] = tonumber(ARGV[i + 1]) end
 -- the rule by which page is a near duplicate of stored, or nil (Rule.decide); counted: the
 -- shared sentences that pass the guard (nil: every shared sentence)
 local function rule_decide(page, stored, counted)
+  local longer = max(page.words, stored.words)
+  local shorter = 1.0
+  if longer > 0 then shorter = min(page.words, stored.words) / longer end
   local fewer = min(page.nc, stored.nc)
   if fewer >= R.numbers_min and fewer >= R.numbers_ratio * max(page.nc, stored.nc)
+    and shorter >= R.numbers_length
     and pop(bxor(page.nl, stored.nl)) + pop(bxor(page.nh, stored.nh)) > R.numbers_distance then
     return nil
   end
@@ -334,9 +338,6 @@ local function rule_decide(page, stored, counted)
     if held[s] then shared = shared + 1 end
   end
   local d = pop(bxor(page.fl, stored.fl)) + pop(bxor(page.fh, stored.fh))
-  local longer = max(page.words, stored.words)
-  local shorter = 1.0
-  if longer > 0 then shorter = min(page.words, stored.words) / longer end
   local fewer = min(#page.s, #stored.s)
   if d <= k and not (shorter < R.hamming_length
       or (shared == 0 and d >= R.veto_distance and fewer >= R.sentences_veto)) then

@@ -72,7 +72,9 @@ from .wrap import unwrap
 #: differ only in their prices, specs or scores (:func:`.signature.sentence_key`).
 #: 8: a list of other articles under its heading ("Related articles", "相关推荐") is left out
 #: with its heading, however long its teasers (:func:`.chrome.strip_chrome`).
-FINGERPRINT_VERSION = 8
+#: 9: a page signature's sentences also end at a run of tildes, and at white space within CJK
+#: text before a symbol that opens a paragraph (a bullet, a star, an emoji; :mod:`.signature`).
+FINGERPRINT_VERSION = 9
 
 BITS = 64
 _MASK = (1 << BITS) - 1

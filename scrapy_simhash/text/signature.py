@@ -9,7 +9,8 @@ standfirst, captions, credits or lists (``docs/quality.md``). So the signature h
 signal beside it, which layouts do not change and edits do:
 
 * the hashes of the text's :data:`SENTENCES` longest distinct sentences (a sentence: split at
-  sentence ends, line breaks and white space within CJK text, measured by its letters,
+  sentence ends, line breaks, runs of tildes and white space within CJK text (before a CJK
+  character, a digit, an opening quote or a paragraph's symbol), measured by its letters,
   case-folded; at least :data:`SENTENCE_MIN` letters; known by those letters and the content
   numbers it holds, not its dates, times or counters), from the prose lines the fingerprint
   reads (those of a hard-wrapped text joined first, so a line break in mid-sentence does not
@@ -47,11 +48,13 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
 
 Neither applies when their numbers disagree: both have :attr:`Rule.numbers_min` content
 numbers or more, in like amounts (the fewer at least :attr:`Rule.numbers_ratio` of the more),
-and their sketches differ in more than :attr:`Rule.numbers_distance` bits (two product pages
-or match reports share their words and their prose, not their numbers; dates, times and
-counters are not content numbers). Two pages of one kind carry about as many numbers; when
-one carries over twice the other's, the extra ones come from the page around the text (a
-layout's sidebar of prices or scores, its tables), and the numbers say nothing of the text.
+the pages are of like length (the shorter has at least :attr:`Rule.numbers_length` of the
+longer's words), and their sketches differ in more than :attr:`Rule.numbers_distance` bits
+(two product pages or match reports share their words and their prose, not their numbers;
+dates, times and counters are not content numbers). Two pages of one kind carry about as
+many numbers and as many words; when one carries over twice the other's numbers, or a fifth
+more words, the extra ones come from the page around the text (a layout's sidebar of prices
+or scores, its tables, its lists of other stories), and the numbers say nothing of the text.
 The rule's parameters were chosen on ``bench/quality.py`` (``docs/quality.md``).
 
 A signature depends on the text alone, and is a storage format (:meth:`PageSignature.pack`):
@@ -88,23 +91,34 @@ SENTENCE_MIN = 20
 #: The rules a decision can name (``simhash/duplicate/by/<rule>``).
 RULES = ("hamming", "sentences")
 
-# A sentence ends at a line break, at CJK or Latin end punctuation, at a full stop followed
-# by white space (not inside "3.5" or "U.S."), or at white space after a CJK character (with
-# a closing quote, bracket or colon of its own or not) before a CJK character, a digit or an
-# opening quote or bracket. Chinese and Japanese prose puts no space between words: a space
-# there is where a layout ran two paragraphs or items into one line (a table cell holding
-# the article; a subheading or a quotation without its full stop ran into what follows),
-# which another layout of the same article sets as lines of their own (version 6). A space
-# before a Latin word ("使用 Python 编程") or after a comma ends none. The text is
-# NFKC-normalized first (full-width colons and brackets are ASCII then).
+# A sentence ends at a line break, at CJK or Latin end punctuation, at a run of tildes (an
+# informal full stop in Chinese and Japanese forums and blogs: "好看~~"; version 9), at a
+# full stop followed by white space (not inside "3.5" or "U.S."), or at white space after a
+# CJK character (with a closing quote, bracket or colon of its own or not) before a CJK
+# character, a digit, an opening quote or bracket, or a symbol that opens a paragraph (a
+# bullet, a star or triangle, an arrow, an emoji, a character lost to a broken encoding;
+# version 9). Chinese and Japanese prose puts no space between words: a space there is where
+# a layout ran two paragraphs or items into one line (a table cell holding the article; a
+# subheading or a quotation without its full stop ran into what follows), which another
+# layout of the same article sets as lines of their own (version 6). A space before a Latin
+# word ("使用 Python 编程") or after a comma ends none. The text is NFKC-normalized first
+# (full-width colons, brackets and tildes are ASCII then).
 _CJK_BEFORE_SPACE = f"(?:(?<=[{CJK_CHARS}])|(?<=[{CJK_CHARS}][:)”」』》]))"
+# General punctuation to dingbats and arrows (bullets, ★ ▲ ● ➨ ↓), the replacement
+# character, and the emoji planes.
+_PARAGRAPH_SYMBOLS = "\u2000-\u2bff\ufffd\U0001f000-\U0001faff"
 # The end marks are taken out with the split: a sentence is measured by its letters. The
 # white space rule is tried only where white space follows (most positions fail that at
 # once) and only in a text holding CJK characters (the one search costs less than trying it
 # at every space of a Latin text).
 _ENDS = r"[\n。！？!?；;…]|\.\s+"
 _SENTENCE_END = re.compile(_ENDS)
-_SENTENCE_END_CJK = re.compile(rf"{_ENDS}|(?=\s){_CJK_BEFORE_SPACE}\s+(?=[{CJK_CHARS}\d“「『《(])")
+# A run of tildes is read as a line break before the split (an alternative of its own in the
+# split's pattern would cost every text a fifth more there, tildes or not).
+_TILDES = re.compile(r"~~+|〜〜+")
+_SENTENCE_END_CJK = re.compile(
+    rf"{_ENDS}|(?=\s){_CJK_BEFORE_SPACE}\s+(?=[{CJK_CHARS}\d“「『《({_PARAGRAPH_SYMBOLS}])"
+)
 _CJK = re.compile(f"[{CJK_CHARS}]")
 _NOT_LETTER = re.compile(r"[\W\d_]+")
 _DIGITS = re.compile(r"\d+")
@@ -157,6 +171,8 @@ def longest_sentences(
     # the first that is shorter than the n-th longest found so far (none after it can
     # reach that). Those as long as the n-th are all kept: ties are broken by hash.
     text = unicodedata.normalize("NFKC", prose)
+    if "~~" in text or "〜〜" in text:
+        text = _TILDES.sub("\n", text)
     splitter = _SENTENCE_END_CJK if _CJK.search(text) else _SENTENCE_END
     candidates = [
         s
@@ -258,8 +274,10 @@ class Rule:
     numbers_min: int = 3
     #: ... and vetoes when their numbers sketches differ in more bits than this...
     numbers_distance: int = 20
-    #: ... if the fewer numbers are at least this share of the more.
+    #: ... if the fewer numbers are at least this share of the more...
     numbers_ratio: float = 0.5
+    #: ... and the shorter page has at least this share of the longer's words.
+    numbers_length: float = 0.8
     #: In an index, a sentence held by this many stored pages no longer counts.
     guard: int = 3
 
@@ -300,6 +318,8 @@ class Rule:
         fewer, more = sorted((a.number_count, b.number_count))
         if fewer < self.numbers_min or fewer < self.numbers_ratio * more:
             return False
+        if _shorter(a, b) < self.numbers_length:
+            return False  # the longer's own text brings numbers of its own
         return hamming(a.numbers, b.numbers) > self.numbers_distance
 
 
