@@ -415,7 +415,7 @@ def test_a_page_contained_in_a_longer_one_needs_less_than_half_its_words():
     five = PageSignature(0, tuple(range(1, 6)), 300, 0, 0)
     assert rule.decide(PageSignature(far, (1, 2, 3, 4, 50, 51, 52), 900, 0, 0), five, 3) is None
     # the numbers veto does not speak for pages of unlike length (the longer's own text
-    # brings numbers of its own); with a guard of 0 it would
+    # brings numbers of its own); with numbers_length 0 it would
     numbered = PageSignature(0, article.sentences, 300, 0, 10)
     numbered_copy = PageSignature(far, copy.sentences, 900, far, 10)
     assert rule.decide(numbered_copy, numbered, 3) == "sentences"
@@ -593,6 +593,71 @@ def test_a_run_of_tildes_ends_a_sentence():
     assert longest_sentences(reply.replace("~~", "，")) != longest_sentences(stopped)
     ranged = "每年三月到五月是这里的旅游旺季游客一般会停留3~5天左右然后再去下一个城市"
     assert len(longest_sentences(ranged)) == 1
+
+
+# Readers' replies on a Chinese message board, their sentences ended by tildes.
+ZH_REPLIES = [
+    ("小鱼儿", "这个图书馆我去过好几次了~~环境真的特别好~~周末带孩子去看书的人特别多~~"),
+    (
+        "老张头",
+        "支持支持~~老粮站那一片以前晚上黑乎乎的~~现在一到晚上灯火通明~~附近的小卖部生意也好了~~",
+    ),
+    (
+        "山里人家",
+        "我们村离镇上有二十多里路~~孩子每个星期六都要坐车去借书~~要是村里也有借书点就好了~~",
+    ),
+    (
+        "爱读书的猫",
+        "楼上说得对~~借书卡办起来也很简单~~带上户口本就行了~~我上个月刚给女儿办了一张~~",
+    ),
+    (
+        "路过的",
+        "图书馆门口那两棵老槐树一定要保留下来啊~~那是我们小时候乘凉的地方~~现在想起来还很亲切~~",
+    ),
+    (
+        "阿强",
+        "建议图书馆晚上多开一会儿~~下班以后过去的时候经常已经关门了~~周末能不能开到晚上九点~~",
+    ),
+    (
+        "春天里",
+        "今天下午又去了一趟~~二楼新开了一间儿童阅览室~~地上铺着软软的垫子~~小朋友可以坐着看绘本~~",
+    ),
+    (
+        "镇东头的",
+        "听说下个月还要办一次旧书交换活动~~家里不看的书可以拿去换别的书~~我已经整理出两大箱了~~",
+    ),
+    ("小学老师", "我们班的学生现在放学都往图书馆跑~~作业写完了就在那里看书~~家长们也放心多了~~"),
+]
+
+
+def _forum_layout(title: str, paragraphs: list[str], replies: list[tuple[str, str]]) -> str:
+    """A message board's layout: a table whose first row is the article, posted, and whose
+    other rows are the replies (trafilatura returns them with it)."""
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    posts = "".join(f"<tr><td>{who}</td><td>{text}</td></tr>" for who, text in replies)
+    return (
+        f"<html><head><title>{title} - 小镇论坛</title></head><body><table>"
+        f"<tr><td colspan='2'>{title} &gt; 小镇论坛 &gt; 家长里短</td></tr>"
+        f"<tr><td>楼主</td><td>{body}</td></tr>{posts}</table></body></html>"
+    )
+
+
+def test_an_article_among_replies_ended_by_tildes_is_contained_in_its_page():
+    """Read as the sentences their writers made, the replies are shorter than the article's
+    long sentences: the board's page shares all but one of them and contains the article.
+    Read as one sentence each (version 8, as here with commas), they take the article's
+    places among the page's longest, and the copy was missed."""
+    title = "老粮站变成了图书馆"
+    plain = _signature(_plain_layout(title, ZH_ARTICLE))
+    text = extract_text(_forum_layout(title, ZH_ARTICLE, ZH_REPLIES), "https://example.com/t")
+    assert text is not None and "带上户口本就行了~~" in text  # the replies came back
+    board = page_signature(text)
+    assert board is not None and board.words > 2 * plain.words
+    assert len(set(board.sentences) & set(plain.sentences)) == len(plain.sentences) - 1
+    assert board.is_near_duplicate(plain) and plain.is_near_duplicate(board)
+    commas = [(who, reply.replace("~~", "，")) for who, reply in ZH_REPLIES]
+    run_on = _signature(_forum_layout(title, ZH_ARTICLE, commas))
+    assert not run_on.is_near_duplicate(plain) and not plain.is_near_duplicate(run_on)
 
 
 @deferred_f_from_coro_f
