@@ -30,7 +30,7 @@ from scrapy_simhash.text.signature import (
     sentence_key,
 )
 
-from .test_fingerprint import TEXTS
+from .test_fingerprint import CELL_LINES, TEXTS
 from .test_scrapy_crawl import SiteSpider
 
 # A signature is a storage format: these values change only with FINGERPRINT_VERSION (9;
@@ -555,11 +555,7 @@ def test_a_chinese_article_run_into_one_table_cell_keeps_its_sentences():
 # An article as a phone-first site sets it: captions and subheadings without a full stop,
 # and paragraphs opened by a symbol (a triangle, a star, an emoji, a bullet).
 ZH_SYMBOLS = [
-    "▲北方大部分地区本周末将迎来今年入冬以来最强的一次降温和降雪天气过程",
-    "★国家气象中心周一发布消息，预计本周末北方大部分地区将迎来明显降温和降雪天气，"
-    "降雪可能影响道路交通和航班运行。",
-    "▲气象台的专家还说这次降温过程结束以后北方大部分地区的气温将缓慢回升",
-    "🌨农业专家建议种植户要在降温前检查大棚的薄膜和支架并及时清除积雪防止大棚被压垮",
+    *CELL_LINES,  # the pinned page's: a caption, a paragraph, a subheading, a paragraph
     "●交通部门提醒开车出行的司机要提前查看路况遇到结冰路段要减速慢行并保持安全车距",
     "▲供暖公司表示城区各个小区的暖气已经全部开通夜间室内温度能够保持在十八度以上",
     "★养殖户要给牲畜准备足够的饲料和干草，把圈舍的门窗封好，避免冷风直接吹进去。",
