@@ -194,9 +194,9 @@ def test_golden_values() -> None:
     hard-wrapped and holds no telephone number or short list date; versions 6 and 7 keep
     version 5's (they change only a signature's sentences: where they end, and what they
     are known by); version 8 keeps them for every text without a list of other articles
-    under its heading; version 9 keeps version 8's (it changes where a signature's
-    sentences end)."""
-    assert FINGERPRINT_VERSION == 9
+    under its heading; versions 9 and 10 keep version 8's (they change where a signature's
+    sentences end, and add a sketch of its shingles)."""
+    assert FINGERPRINT_VERSION == 10
     for name, value in GOLDEN[3].items():
         assert simhash(TEXTS[name]) == value, name
     for name, value in GOLDEN[5].items():
@@ -488,6 +488,27 @@ def test_words_read_with_numbers_are_the_content_words_read_without() -> None:
     assert {"龙", "の", "カ", "한", "naïve", "16gb", "1st"} <= set(without)
     assert not {"the", "a", "x", "é", "ω", "4096", "das", "und"} & set(without)
     assert {"4096", "3.5", "1,299"} <= set(with_numbers)
+
+
+def test_numbers_found_while_reading_are_the_number_tokens_of_the_words() -> None:
+    """``prose_words`` hands the numbers it reads to its caller (the signature), as
+    ``number_tokens`` would find them again among the words: in order, the cut at
+    ``max_words`` included, none without number features."""
+    text = (
+        "Model 4096 costs 1,299.00 and weighs 3.5 kg, 16gb of memory, the 1st of its kind. "
+        "北京今天下雪了 降温 12 度 ٣ x2 und 7 more 2019-11-19 10:45.\n" * 30
+    )
+    for fingerprinter in (
+        Fingerprinter(),
+        Fingerprinter(max_words=40),
+        Fingerprinter(numbers=False),
+    ):
+        prose = fingerprinter.prose(text)
+        numbers: list[str] = []
+        words = fingerprinter.prose_words(prose, numbers=numbers)
+        assert numbers == fingerprinter.number_tokens(words)
+        assert words == fingerprinter.content_words(text)
+        assert bool(numbers) == fingerprinter.numbers
 
 
 def test_feature_hashes_are_the_hashes_of_each_feature_and_the_cache_stays_bounded(

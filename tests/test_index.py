@@ -734,7 +734,9 @@ def test_records_drops_and_buckets_end_in_their_crc32(tmp_path):
     from scrapy_simhash import PageSignature
 
     path = tmp_path / "ix"
-    signature = PageSignature(0x0123456789ABCDEF, (7, 5, 3), 120, 0xFEDCBA9876543210, 4)
+    signature = PageSignature(
+        0x0123456789ABCDEF, (7, 5, 3), 120, 0xFEDCBA9876543210, 4, 0x1122334455667788
+    )
     with SimhashIndex(path, drop_records=5) as ix:
         ix.insert(signature, "https://a/", title="T", seen=1000.5)
         ix.check_and_insert(0x0123456789ABCDEE, "https://b/", seen=2000.0)
@@ -742,8 +744,11 @@ def test_records_drops_and_buckets_end_in_their_crc32(tmp_path):
     dropped = hashlib.blake2b(b"https://b/", digest_size=16).digest()
     record = struct.pack(">QdI", 0x0123456789ABCDEF, 1000.5, 10) + b'https://a/{"title":"T"}'
     drop = struct.pack(">QdBBQ16sI", 1, 2000.0, 1, 0, 0x0123456789ABCDEE, doc, 10) + b"https://b/"
-    # fingerprint, numbers sketch, words, numbers, sentences; then each sentence's hash
-    packed = struct.pack("<QQIHB3Q", 0x0123456789ABCDEF, 0xFEDCBA9876543210, 120, 4, 3, 7, 5, 3)
+    # fingerprint, numbers sketch, shingles sketch (version 10), words, numbers, sentences;
+    # then each sentence's hash
+    packed = struct.pack(
+        "<QQQIHB3Q", 0x0123456789ABCDEF, 0xFEDCBA9876543210, 0x1122334455667788, 120, 4, 3, 7, 5, 3
+    )
     # 4 tables of 16-bit prefixes, 2-byte bucket keys: table 0 keeps the fingerprint's order.
     bucket_key, values = bytes.fromhex("0123"), bytes.fromhex("456789abcdef")
     crc = zlib.crc32
@@ -824,8 +829,8 @@ def _stored_digest(path) -> str:
 @pytest.mark.parametrize(
     ("expected_size", "golden"),
     [
-        (1000, "42aad0e512b5f5cdb406f3bc762b9a4ee21f77976a478aae24ce182cda6bedfe"),
-        (10**7, "bf5f1dcfc7b2e4bd84dced27bd2ab5e6b1caf2a06d55d36e474917b5c028f44e"),
+        (1000, "b9aed09688b1b3f8f22d0b97f6f88e07fe1af330b82b454011d7f68455394ae4"),
+        (10**7, "bc2db043caf4d9fb708ae9819e9ff01b2f330153b12b5c1b974d0dcfce2d6cdb"),
     ],
     ids=["4 tables", "10 tables and 4 recent ones"],
 )
@@ -833,14 +838,17 @@ def test_stored_format_is_pinned(tmp_path, expected_size, golden):
     """Format 6 as written by a bulk load, single check-and-inserts (with page signatures),
     near duplicates recorded as drops (some evicted, some by the sentence rule, counted
     under their site's sentences), and removals: a change to what is stored must bump
-    FORMAT_VERSION and this value."""
+    FORMAT_VERSION (or, for the packed page signatures, FINGERPRINT_VERSION: version 10 added
+    the shingles sketch) and this value."""
     from scrapy_simhash import PageSignature
 
     assert FORMAT_VERSION == 6
     rng = random.Random(expected_size)
 
     def signature(fingerprint: int, *sentences: int) -> PageSignature:
-        return PageSignature(fingerprint, sentences, 300, rng.getrandbits(64), 2)
+        return PageSignature(
+            fingerprint, sentences, 300, rng.getrandbits(64), 2, shingles=rng.getrandbits(64)
+        )
 
     with SimhashIndex(tmp_path / "ix", expected_size=expected_size, drop_records=20) as ix:
         ix.insert_many(

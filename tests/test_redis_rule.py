@@ -34,7 +34,7 @@ def _flip(rng: random.Random, value: int, bits: int) -> int:
 class _Pages:
     """Random pages: fingerprints near a few bases (0 to 8 bits off) or anywhere, sentences
     from a few articles' sets (0 to 8 of them), a few boilerplate sentences that many pages
-    hold (the guard), words and numbers near or far."""
+    hold (the guard), words, numbers and shingles near or far."""
 
     def __init__(self, seed: int) -> None:
         self.rng = rng = random.Random(seed)
@@ -42,6 +42,7 @@ class _Pages:
         self.articles = [[rng.getrandbits(64) for _ in range(10)] for _ in range(4)]
         self.boilerplate = [rng.getrandbits(64) for _ in range(3)]
         self.numbers = [rng.getrandbits(64) for _ in range(2)]
+        self.shingles = [rng.getrandbits(64) for _ in range(2)]
 
     def signature(self) -> PageSignature:
         rng = self.rng
@@ -58,8 +59,10 @@ class _Pages:
         sentences = sentences[:SENTENCES]
         words = rng.choice([0, 40, 80, 90, 100, 110, 200, 400])  # 80 / 100: numbers_length
         numbers = _flip(rng, rng.choice(self.numbers), rng.choice([0, 5, 15, 21, 30]))
+        # 11 or 12 bits from one base: up to 22 or 24 apart (shingles_distance: 22)
+        shingles = _flip(rng, rng.choice(self.shingles), rng.choice([0, 5, 11, 11, 12]))
         return PageSignature(
-            fingerprint, tuple(sentences), words, numbers, rng.choice([0, 2, 3, 5, 10])
+            fingerprint, tuple(sentences), words, numbers, rng.choice([0, 2, 3, 5, 10]), shingles
         )
 
 

@@ -192,6 +192,7 @@ RULE_FIELDS = (
     "contained_length",
     "sentences_veto",
     "veto_distance",
+    "shingles_distance",
     "numbers_min",
     "numbers_distance",
     "numbers_ratio",

@@ -280,18 +280,20 @@ local function le32(s, p)
   local b1, b2, b3, b4 = byte(s, p, p + 3)
   return ((b4 * 256 + b3) * 256 + b2) * 256 + b1
 end
--- a packed signature (PageSignature.pack, sealed or not): fingerprint and numbers sketch as
--- 32-bit halves, words, number count, and the sentences as their 8 packed bytes
+-- a packed signature (PageSignature.pack, sealed or not): fingerprint, numbers sketch and
+-- shingles sketch as 32-bit halves, words, number count, and the sentences as their 8 packed
+-- bytes
 local function parsed(s)
-  local count = byte(s, 23)
-  if not count or #s < 23 + 8 * count then
+  local count = byte(s, 31)
+  if not count or #s < 31 + 8 * count then
     return redis.error_reply('SIMHASHDAMAGED a page signature of ' .. #s .. ' bytes')
   end
   local sig = {
     fl = le32(s, 1), fh = le32(s, 5), nl = le32(s, 9), nh = le32(s, 13),
-    words = le32(s, 17), nc = byte(s, 21) + 256 * byte(s, 22), s = {},
+    sl = le32(s, 17), sh = le32(s, 21),
+    words = le32(s, 25), nc = byte(s, 29) + 256 * byte(s, 30), s = {},
   }
-  for j = 0, count - 1 do sig.s[j + 1] = sub(s, 24 + 8 * j, 31 + 8 * j) end
+  for j = 0, count - 1 do sig.s[j + 1] = sub(s, 32 + 8 * j, 39 + 8 * j) end
   return sig
 end
 -- a stored signature (sealed with a CRC-32 seeded with the CRC-32 of its document's id), parsed;
@@ -340,7 +342,9 @@ local function rule_decide(page, stored, counted)
   local d = pop(bxor(page.fl, stored.fl)) + pop(bxor(page.fh, stored.fh))
   local fewer = min(#page.s, #stored.s)
   if d <= k and not (shorter < R.hamming_length
-      or (shared == 0 and d >= R.veto_distance and fewer >= R.sentences_veto)) then
+      or (shared == 0 and d >= R.veto_distance and fewer >= R.sentences_veto)
+      or pop(bxor(page.sl, stored.sl)) + pop(bxor(page.sh, stored.sh)) > R.shingles_distance)
+  then
     return 'hamming'
   end
   local needed = max(R.shared, ceil(R.shared_share * fewer))

@@ -74,7 +74,10 @@ from .wrap import unwrap
 #: with its heading, however long its teasers (:func:`.chrome.strip_chrome`).
 #: 9: a page signature's sentences also end at a run of tildes, and at white space within CJK
 #: text before a symbol that opens a paragraph (a bullet, a star, an emoji; :mod:`.signature`).
-FINGERPRINT_VERSION = 9
+#: 10: a page signature also holds a sketch of the text's shingles (runs of five of the
+#: words the fingerprint keeps), and the Hamming rule is vetoed when those sketches disagree
+#: (a rewritten text; :func:`.signature.shingles_sketch`).
+FINGERPRINT_VERSION = 10
 
 BITS = 64
 _MASK = (1 << BITS) - 1
@@ -188,11 +191,16 @@ def _is_content(token: str) -> bool:
 
 
 def _block_words(
-    block: str, content: bool, numbers: bool = False, read: list[tuple[str, str]] | None = None
+    block: str,
+    content: bool,
+    numbers: bool = False,
+    read: list[tuple[str, str]] | None = None,
+    found_numbers: list[str] | None = None,
 ) -> list[str]:
     """The words of a normalized block in order (only content words if ``content``; with
-    ``numbers``, also the numbers that are not dates, times or counters; then ``read``, if
-    given, gets the block and the block with its dates blanked in place).
+    ``numbers``, also the numbers that are not dates, times or counters, which
+    ``found_numbers``, if given, gets too, in order; then ``read``, if given, gets the block
+    and the block with its dates blanked in place).
 
     Each CJK run is segmented where it is met (cut first into pieces of at most
     :data:`_CJK_RUN_MAX` characters); a CJK word is a stop word only by the list (all its
@@ -218,6 +226,8 @@ def _block_words(
                 add_run(cjk)
             elif number:
                 out.append(number)
+                if found_numbers is not None:
+                    found_numbers.append(number)
             # _is_content(other), written out: it runs for each of a page's thousand words
             elif (
                 other not in STOP_WORDS
@@ -379,16 +389,27 @@ class Fingerprinter:
         return strip_chrome(text, keep=_holds_quantity if self.numbers else None)
 
     def prose_words(
-        self, prose: str, nfkc: str | None = None, read: list[tuple[str, str]] | None = None
+        self,
+        prose: str,
+        nfkc: str | None = None,
+        read: list[tuple[str, str]] | None = None,
+        numbers: list[str] | None = None,
     ) -> list[str]:
         """:meth:`content_words` of a text that :meth:`prose` gave (``nfkc``: that text in
         NFKC, when the caller has it). With ``numbers``, ``read`` (if given) gets each block
-        read, normalized, beside the same block with its dates blanked in place."""
+        read, normalized, beside the same block with its dates blanked in place; and the list
+        ``numbers`` (if given) gets :meth:`number_tokens` of the words, found as they are
+        read (a second pass over every word costs a page 1-2% of its signature)."""
         found: list[str] = []
         for block in _blocks(prose, nfkc):
-            found += _block_words(block, content=True, numbers=self.numbers, read=read)
+            found += _block_words(
+                block, content=True, numbers=self.numbers, read=read, found_numbers=numbers
+            )
             if len(found) >= self.max_words:
-                return found[: self.max_words]
+                found = found[: self.max_words]
+                if numbers is not None:
+                    numbers[:] = self.number_tokens(found)
+                return found
         return found
 
     def number_tokens(self, tokens: list[str]) -> list[str]:
@@ -405,8 +426,16 @@ class Fingerprinter:
         """Feature hashes (uint64) and their weights (float64, > 0), at most
         ``max_features`` of them, heaviest first when some were left out."""
         tokens = self.content_words(text) if isinstance(text, str) else list(text)
+        hashes, weights, _ = self.features_in_order(tokens)
+        return hashes, weights
+
+    def features_in_order(self, tokens: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`features` of the content words ``tokens``, and the hashes of the tokens
+        that are kept features, in the text's order (uint64: every token of a text of at most
+        ``max_features`` distinct words; for the signature's shingles sketch)."""
         if not tokens:
-            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.float64)
+            empty = np.zeros(0, dtype=np.uint64)
+            return empty, np.zeros(0, dtype=np.float64), empty
         distinct = list(dict.fromkeys(tokens))
         index = dict(zip(distinct, range(len(distinct)), strict=True))
         ids = np.fromiter(map(index.__getitem__, tokens), dtype=np.intp, count=len(tokens))
@@ -424,7 +453,12 @@ class Fingerprinter:
             keep = np.argsort(-weights, kind="stable")[: self.max_features]
             weights = weights[keep]
             distinct = [distinct[i] for i in keep.tolist()]
-        return feature_hashes(distinct), weights
+            place = np.full(len(index), -1, dtype=np.intp)
+            place[keep] = np.arange(keep.size)
+            ids = place[ids]
+            ids = ids[ids >= 0]
+        hashes = feature_hashes(distinct)
+        return hashes, weights, hashes[ids]
 
     def sketch_of(self, hashes: np.ndarray, weights: np.ndarray) -> int:
         """The 64-bit sketch of features (hashes and weights, as :meth:`features` gives)."""

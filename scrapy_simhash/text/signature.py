@@ -19,7 +19,11 @@ signal beside it, which layouts do not change and edits do:
   without number features, a sentence is known by its letters alone);
 * the count of content words (for the length guards);
 * a 64-bit one-bit minhash of the distinct numbers that are features (prices, specs,
-  scores; not dates, times or counters) and their count, for the numbers veto.
+  scores; not dates, times or counters) and their count, for the numbers veto;
+* a 64-bit one-bit minhash of the text's shingles, its runs of :data:`SHINGLE` content words
+  (:func:`shingles_sketch`; version 10), for the shingles veto: the fingerprint weighs words,
+  and a page rewritten with the article's own words, or common ones, keeps its weight where
+  it was while it keeps few of the article's runs of words.
 
 Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
 
@@ -30,7 +34,9 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
     both pages have :attr:`Rule.sentences_veto` or more long sentences and share none of them
     (a 20%-edited page keeps almost none of its sentences whole; a copy keeps most, but a
     2%-edited copy can break each of its 8 longest, which its fingerprint outweighs at 0 or
-    1 bit);
+    1 bit), or their shingles sketches differ in more than :attr:`Rule.shingles_distance`
+    bits (a shared Jaccard of about 0.3 or less: a 20%-edited page keeps about a third of
+    its runs of five words, a 2%-edited copy nine tenths; version 10);
 ``sentences``
     they share :attr:`Rule.shared` or more of their longest sentences, and at least
     :attr:`Rule.shared_share` of those of the page that has fewer (a few long sentences that
@@ -63,6 +69,7 @@ any change to what this module computes bumps :data:`.fingerprint.FINGERPRINT_VE
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import struct
@@ -76,6 +83,7 @@ from .fingerprint import (
     DEFAULT_FINGERPRINTER,
     Fingerprinter,
     _minhash_from,
+    _mix,
     blake2b_64,
     feature_hashes,
     hamming,
@@ -122,7 +130,19 @@ _SENTENCE_END_CJK = re.compile(
 _CJK = re.compile(f"[{CJK_CHARS}]")
 _NOT_LETTER = re.compile(r"[\W\d_]+")
 _DIGITS = re.compile(r"\d+")
-_HEAD = struct.Struct("<QQIHB")  # fingerprint, numbers, words, number count, sentences
+#: How many consecutive content words make a shingle (:func:`shingles_sketch`).
+SHINGLE = 5
+_SHINGLE_FACTORS = (
+    np.frombuffer(hashlib.shake_256(b"scrapy_simhash shingle factors").digest(8 * SHINGLE), ">u8")
+    | np.uint64(1)
+).astype(np.uint64)
+_BIN_BITS = 6
+_BINS = 1 << _BIN_BITS
+_BIN_PLACES = np.arange(_BINS, dtype=np.intp)
+_BIN_SALTS = _mix(np.arange(1, _BINS + 1, dtype=np.uint64))
+_EMPTY = np.uint64((1 << 64) - 1)  # a bin no shingle fell in (a least hash of all ones: never)
+# fingerprint, numbers sketch, shingles sketch, words, number count, sentences
+_HEAD = struct.Struct("<QQQIHB")
 _MASK = (1 << 64) - 1
 
 
@@ -196,6 +216,33 @@ def longest_sentences(
     return tuple(h for _, h in hashed[:n])
 
 
+def shingles_sketch(in_order: np.ndarray) -> int:
+    """One-bit minhash of a text's shingles (every run of :data:`SHINGLE` consecutive words
+    among those its fingerprint keeps: every word of a text of at most 512 distinct ones;
+    ``in_order``: their feature hashes, in the text's order), by one permutation: a
+    shingle's mixed hash falls in one of 64 bins by its top 6 bits, a bin's bit is the lowest
+    bit of its least hash mixed again, and an empty bin borrows the least hash of the next
+    bin that has one (salted by its own place). Two texts differ in a bit with probability
+    about (1 - J) / 2, J the Jaccard similarity of their shingles: a copy keeps its runs of
+    words, a rewritten text keeps its words but few of their runs."""
+    count = in_order.size
+    if count == 0:
+        return 0
+    runs = max(1, count - SHINGLE + 1)
+    shingles = in_order[:runs] * _SHINGLE_FACTORS[0]
+    for j in range(1, min(SHINGLE, count)):
+        shingles += in_order[j : j + runs] * _SHINGLE_FACTORS[j]
+    shingles = _mix(shingles)
+    least = np.full(_BINS, _EMPTY, dtype=np.uint64)
+    np.minimum.at(least, (shingles >> np.uint64(64 - _BIN_BITS)).astype(np.intp), shingles)
+    filled = np.flatnonzero(least != _EMPTY)
+    if filled.size < _BINS:
+        borrowed = filled[np.searchsorted(filled, _BIN_PLACES) % filled.size]
+        least = least[borrowed] ^ (borrowed != _BIN_PLACES) * _BIN_SALTS
+    bits = (_mix(least) & np.uint64(1)).astype(np.uint8)
+    return int.from_bytes(np.packbits(bits).tobytes(), "big")
+
+
 def numbers_sketch(numbers: list[str]) -> int:
     """One-bit minhash of a set of numbers (each weighing the same): two sets differ in a bit
     with probability (1 - J) / 2."""
@@ -208,14 +255,16 @@ def numbers_sketch(numbers: list[str]) -> int:
 @dataclass(frozen=True)
 class PageSignature:
     """What the index keeps of a page to decide on it: the 64-bit ``fingerprint``, the hashes
-    of its longest ``sentences``, its count of content ``words``, and the sketch and count of
-    its content ``numbers``. Picklable; compared with :meth:`is_near_duplicate`."""
+    of its longest ``sentences``, its count of content ``words``, the sketch and count of its
+    content ``numbers``, and the sketch of its ``shingles`` (:func:`shingles_sketch`).
+    Picklable; compared with :meth:`is_near_duplicate`."""
 
     fingerprint: int
     sentences: tuple[int, ...] = ()
     words: int = 0
     numbers: int = 0
     number_count: int = 0
+    shingles: int = 0
 
     def is_near_duplicate(self, other: PageSignature, max_distance: int = 3) -> bool:
         """Whether ``other`` is a near duplicate of this page, decided exactly as an index
@@ -223,10 +272,11 @@ class PageSignature:
         return DEFAULT_RULE.decide(other, self, max_distance) is not None
 
     def pack(self) -> bytes:
-        """The stored form: 23 bytes and 8 per sentence, little-endian."""
+        """The stored form: 31 bytes and 8 per sentence, little-endian."""
         head = _HEAD.pack(
             self.fingerprint,
             self.numbers,
+            self.shingles,
             min(self.words, 0xFFFFFFFF),
             min(self.number_count, 0xFFFF),
             len(self.sentences),
@@ -238,11 +288,11 @@ class PageSignature:
         """The signature :meth:`pack` gave; ValueError if ``data`` is not one."""
         if len(data) < _HEAD.size:
             raise ValueError(f"a signature takes at least {_HEAD.size} bytes, got {len(data)}")
-        fingerprint, numbers, words, number_count, n = _HEAD.unpack_from(data)
+        fingerprint, numbers, shingles, words, number_count, n = _HEAD.unpack_from(data)
         if len(data) != _HEAD.size + 8 * n:
             raise ValueError(f"a signature of {n} sentences takes {_HEAD.size + 8 * n} bytes")
         sentences = struct.unpack_from(f"<{n}Q", data, _HEAD.size)
-        return cls(fingerprint, sentences, words, numbers, number_count)
+        return cls(fingerprint, sentences, words, numbers, number_count, shingles)
 
 
 @dataclass(frozen=True)
@@ -270,6 +320,9 @@ class Rule:
     sentences_veto: int = 6
     #: ... when their fingerprints differ in this many bits or more.
     veto_distance: int = 2
+    #: The Hamming rule's other veto: the shingles sketches differ in more than this many bits
+    #: (their words are alike, their runs of words are not: a rewritten text; version 10).
+    shingles_distance: int = 22
     #: The numbers veto applies when both pages have this many content numbers...
     numbers_min: int = 3
     #: ... and vetoes when their numbers sketches differ in more bits than this...
@@ -300,6 +353,7 @@ class Rule:
         if distance <= max_distance and not (
             shorter < self.hamming_length
             or (shared == 0 and distance >= self.veto_distance and fewer >= self.sentences_veto)
+            or hamming(page.shingles, stored.shingles) > self.shingles_distance
         ):
             return "hamming"
         needed = max(self.shared, math.ceil(self.shared_share * fewer))
@@ -341,15 +395,17 @@ def page_signature(
     prose = fingerprinter.prose(text)
     normal = nfkc(prose)  # one pass, for the words and the sentences
     read: list[tuple[str, str]] = []  # the blocks read, and their dates blanked
-    tokens = fingerprinter.prose_words(prose, normal, read)
-    numbers = fingerprinter.number_tokens(tokens)
+    numbers: list[str] = []  # the tokens that are numbers, found as the words are read
+    tokens = fingerprinter.prose_words(prose, normal, read, numbers)
     words = len(tokens) - len(numbers)  # Fingerprinter.word_count, the numbers found once
     if words < fingerprinter.min_words:
         return None
+    hashes, weights, in_order = fingerprinter.features_in_order(tokens)
     return PageSignature(
-        fingerprint=fingerprinter.sketch_of(*fingerprinter.features(tokens)) & _MASK,
+        fingerprint=fingerprinter.sketch_of(hashes, weights) & _MASK,
         sentences=longest_sentences(normal, numbers=fingerprinter.numbers, read=read),
         words=words,
         numbers=numbers_sketch(numbers),
         number_count=len(set(numbers)),
+        shingles=shingles_sketch(in_order),
     )
