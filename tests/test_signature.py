@@ -486,6 +486,10 @@ def test_three_shared_sentences_are_enough_one_bit_past_k(tmp_path):
     assert rule.decide(farther, stored, 3) is None
     two = PageSignature(near.fingerprint, (1, 2, 20, 21, 22, 23, 24, 25), 990, 0, 0)
     assert rule.decide(two, stored, 3) is None
+    # one bit past k but the runs of words mostly differ (a rewritten page): half asked
+    rewritten = PageSignature(near.fingerprint, near.sentences, 990, shingles=_bits(23))
+    assert rule.decide(rewritten, stored, 3) is None
+    assert Rule(shingles_distance=23).decide(rewritten, stored, 3) == "sentences"
     # the length guard and the numbers veto still hold
     first = PageSignature(near.fingerprint, near.sentences, 400, 0, 0)
     assert rule.decide(first, stored, 3) is None

@@ -341,14 +341,14 @@ local function rule_decide(page, stored, counted)
   end
   local d = pop(bxor(page.fl, stored.fl)) + pop(bxor(page.fh, stored.fh))
   local fewer = min(#page.s, #stored.s)
-  if d <= k and not (shorter < R.hamming_length
-      or (shared == 0 and d >= R.veto_distance and fewer >= R.sentences_veto)
-      or pop(bxor(page.sl, stored.sl)) + pop(bxor(page.sh, stored.sh)) > R.shingles_distance)
-  then
+  local runs_agree = pop(bxor(page.sl, stored.sl)) + pop(bxor(page.sh, stored.sh))
+    <= R.shingles_distance
+  if d <= k and runs_agree and not (shorter < R.hamming_length
+      or (shared == 0 and d >= R.veto_distance and fewer >= R.sentences_veto)) then
     return 'hamming'
   end
   local needed = max(R.shared, ceil(R.shared_share * fewer))
-  if d <= k + R.near then needed = R.shared end
+  if d <= k + R.near and runs_agree then needed = R.shared end
   local counts = counted or shared
   if counts >= needed and shorter >= R.length then return 'sentences' end
   -- contained: what the longer adds is not the article's prose

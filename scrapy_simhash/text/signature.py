@@ -42,7 +42,8 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
     :attr:`Rule.shared_share` of those of the page that has fewer (a few long sentences that
     a site prints on every page do not make two of its articles one) unless their
     fingerprints are within ``k`` + :attr:`Rule.near` bits (a 2%-edited copy one bit past
-    ``k`` whose edits broke most of its long sentences: two weak signals that agree), and
+    ``k`` whose edits broke most of its long sentences: two weak signals that agree; and
+    their shingles sketches within :attr:`Rule.shingles_distance`, as for ``hamming``), and
     the shorter has at least :attr:`Rule.length` of the longer's words, or only
     :attr:`Rule.contained_length` of them when they share all but one of the long sentences
     of the page that has fewer, and :attr:`Rule.contained` or more (the shorter page is
@@ -320,8 +321,9 @@ class Rule:
     sentences_veto: int = 6
     #: ... when their fingerprints differ in this many bits or more.
     veto_distance: int = 2
-    #: The Hamming rule's other veto: the shingles sketches differ in more than this many bits
-    #: (their words are alike, their runs of words are not: a rewritten text; version 10).
+    #: The Hamming rule's other veto, and the ``near`` clause's: the shingles sketches differ
+    #: in more than this many bits (their words are alike, their runs of words are not: a
+    #: rewritten text; version 10).
     shingles_distance: int = 22
     #: The numbers veto applies when both pages have this many content numbers...
     numbers_min: int = 3
@@ -350,14 +352,18 @@ class Rule:
         distance = hamming(page.fingerprint, stored.fingerprint)
         fewer = min(len(page.sentences), len(stored.sentences))
         shorter = _shorter(page, stored)
-        if distance <= max_distance and not (
-            shorter < self.hamming_length
-            or (shared == 0 and distance >= self.veto_distance and fewer >= self.sentences_veto)
-            or hamming(page.shingles, stored.shingles) > self.shingles_distance
+        runs_agree = hamming(page.shingles, stored.shingles) <= self.shingles_distance
+        if (
+            distance <= max_distance
+            and runs_agree
+            and not (
+                shorter < self.hamming_length
+                or (shared == 0 and distance >= self.veto_distance and fewer >= self.sentences_veto)
+            )
         ):
             return "hamming"
         needed = max(self.shared, math.ceil(self.shared_share * fewer))
-        if distance <= max_distance + self.near:
+        if distance <= max_distance + self.near and runs_agree:
             needed = self.shared  # one bit past k, and long sentences shared: a few edits
         counts = shared if counted is None else counted
         if counts >= needed and shorter >= self.length:
