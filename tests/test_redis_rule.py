@@ -61,6 +61,8 @@ class _Pages:
         numbers = _flip(rng, rng.choice(self.numbers), rng.choice([0, 5, 15, 21, 30]))
         # 11 or 12 bits from one base: up to 22 or 24 apart (shingles_distance: 22)
         shingles = _flip(rng, rng.choice(self.shingles), rng.choice([0, 5, 11, 11, 12]))
+        if rng.random() < 0.1:
+            shingles = 0  # a signature without the sketch: never vetoed by it
         return PageSignature(
             fingerprint, tuple(sentences), words, numbers, rng.choice([0, 2, 3, 5, 10]), shingles
         )

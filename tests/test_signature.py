@@ -388,12 +388,15 @@ def test_rule_guards_and_vetoes():
     )
     # near fingerprints and 2 long sentences shared, but the shingles sketches 23 bits apart:
     # the words are alike, their runs are not (a rewritten page); 22 bits apart, a copy
-    shingled = PageSignature(0, sentences, 1000, shingles=0)
-    rewritten = PageSignature(0b11, (1, 2, *range(20, 26)), 1000, shingles=_bits(23))
+    shingled = PageSignature(0, sentences, 1000, shingles=1 << 63)
+    rewritten = PageSignature(0b11, (1, 2, *range(20, 26)), 1000, shingles=1 << 63 | _bits(23))
     assert rule.decide(rewritten, shingled, 3) is None
     assert Rule(shingles_distance=23).decide(rewritten, shingled, 3) == "hamming"
-    copy = PageSignature(0b11, rewritten.sentences, 1000, shingles=_bits(22))
+    copy = PageSignature(0b11, rewritten.sentences, 1000, shingles=1 << 63 | _bits(22))
     assert rule.decide(copy, shingled, 3) == "hamming"
+    # a signature without the sketch (made by hand, or pickled by version 9) is not vetoed
+    assert rule.decide(PageSignature(0b11, rewritten.sentences, 1000), shingled, 3) == "hamming"
+    assert rule.decide(rewritten, PageSignature(0, sentences, 1000), 3) == "hamming"
     # the same prose with other numbers (a product variant): vetoed
     numbered = PageSignature(0, sentences, 1000, 0, 10)
     other = PageSignature((1 << 64) - 1, sentences, 1000, (1 << 64) - 1, 10)
@@ -487,9 +490,10 @@ def test_three_shared_sentences_are_enough_one_bit_past_k(tmp_path):
     two = PageSignature(near.fingerprint, (1, 2, 20, 21, 22, 23, 24, 25), 990, 0, 0)
     assert rule.decide(two, stored, 3) is None
     # one bit past k but the runs of words mostly differ (a rewritten page): half asked
-    rewritten = PageSignature(near.fingerprint, near.sentences, 990, shingles=_bits(23))
-    assert rule.decide(rewritten, stored, 3) is None
-    assert Rule(shingles_distance=23).decide(rewritten, stored, 3) == "sentences"
+    sketched = PageSignature(0, stored.sentences, 1000, shingles=1 << 63)
+    rewritten = PageSignature(near.fingerprint, near.sentences, 990, shingles=1 << 63 | _bits(23))
+    assert rule.decide(rewritten, sketched, 3) is None
+    assert Rule(shingles_distance=23).decide(rewritten, sketched, 3) == "sentences"
     # the length guard and the numbers veto still hold
     first = PageSignature(near.fingerprint, near.sentences, 400, 0, 0)
     assert rule.decide(first, stored, 3) is None

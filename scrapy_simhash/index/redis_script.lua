@@ -341,8 +341,9 @@ local function rule_decide(page, stored, counted)
   end
   local d = pop(bxor(page.fl, stored.fl)) + pop(bxor(page.fh, stored.fh))
   local fewer = min(#page.s, #stored.s)
-  local runs_agree = pop(bxor(page.sl, stored.sl)) + pop(bxor(page.sh, stored.sh))
-    <= R.shingles_distance
+  -- a signature without the shingles sketch (0) is not vetoed by it
+  local runs_agree = (page.sl == 0 and page.sh == 0) or (stored.sl == 0 and stored.sh == 0)
+    or pop(bxor(page.sl, stored.sl)) + pop(bxor(page.sh, stored.sh)) <= R.shingles_distance
   if d <= k and runs_agree and not (shorter < R.hamming_length
       or (shared == 0 and d >= R.veto_distance and fewer >= R.sentences_veto)) then
     return 'hamming'

@@ -20,8 +20,9 @@ signal beside it, which layouts do not change and edits do:
 * the count of content words (for the length guards);
 * a 64-bit one-bit minhash of the distinct numbers that are features (prices, specs,
   scores; not dates, times or counters) and their count, for the numbers veto;
-* a 64-bit one-bit minhash of the text's shingles, its runs of :data:`SHINGLE` content words
-  (:func:`shingles_sketch`; version 10), for the shingles veto: the fingerprint weighs words,
+* a 64-bit one-bit minhash of the text's shingles, its runs of :data:`SHINGLE` of the words
+  its fingerprint keeps (:func:`shingles_sketch`; version 10; 0 in a signature made without
+  it, which no veto then reads), for the shingles veto: the fingerprint weighs words,
   and a page rewritten with the article's own words, or common ones, keeps its weight where
   it was while it keeps few of the article's runs of words.
 
@@ -352,7 +353,10 @@ class Rule:
         distance = hamming(page.fingerprint, stored.fingerprint)
         fewer = min(len(page.sentences), len(stored.sentences))
         shorter = _shorter(page, stored)
-        runs_agree = hamming(page.shingles, stored.shingles) <= self.shingles_distance
+        # a signature without the sketch (0: made by hand, or pickled by version 9) has no say
+        runs_agree = not (page.shingles and stored.shingles) or (
+            hamming(page.shingles, stored.shingles) <= self.shingles_distance
+        )
         if (
             distance <= max_distance
             and runs_agree
