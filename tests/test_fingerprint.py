@@ -511,6 +511,25 @@ def test_numbers_found_while_reading_are_the_number_tokens_of_the_words() -> Non
         assert bool(numbers) == fingerprinter.numbers
 
 
+def test_features_in_order_are_the_kept_features_hashes_in_the_texts_order() -> None:
+    """The shingles sketch reads the kept features' hashes in the text's order: every word
+    of a text of at most ``max_features`` distinct ones, else the kept ones only (the others
+    left out of the sequence, not replaced)."""
+    from scrapy_simhash.text.fingerprint import feature_hashes
+
+    tokens = ["river", "bridge", "river", "market", "council", "river", "bridge", "summer"]
+    every = Fingerprinter(position_decay=None)
+    hashes, weights, in_order = every.features_in_order(tokens)
+    assert in_order.tolist() == feature_hashes(tokens).tolist()
+    assert [hashes.tolist(), weights.tolist()] == [a.tolist() for a in every.features(tokens)]
+    two = Fingerprinter(position_decay=None, max_features=2)  # river (3), bridge (2) kept
+    hashes, weights, in_order = two.features_in_order(tokens)
+    assert hashes.tolist() == feature_hashes(["river", "bridge"]).tolist()
+    kept = ["river", "bridge", "river", "river", "bridge"]
+    assert in_order.tolist() == feature_hashes(kept).tolist()
+    assert two.features_in_order([])[2].size == 0
+
+
 def test_feature_hashes_are_the_hashes_of_each_feature_and_the_cache_stays_bounded(
     monkeypatch,
 ) -> None:
