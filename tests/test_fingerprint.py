@@ -505,7 +505,7 @@ def test_numbers_found_while_reading_are_the_number_tokens_of_the_words() -> Non
     ):
         prose = fingerprinter.prose(text)
         numbers: list[str] = []
-        words = fingerprinter.prose_words(prose, numbers=numbers)
+        words = fingerprinter.prose_words(prose, found_numbers=numbers)
         assert numbers == fingerprinter.number_tokens(words)
         assert words == fingerprinter.content_words(text)
         assert bool(numbers) == fingerprinter.numbers

@@ -393,22 +393,22 @@ class Fingerprinter:
         prose: str,
         nfkc: str | None = None,
         read: list[tuple[str, str]] | None = None,
-        numbers: list[str] | None = None,
+        found_numbers: list[str] | None = None,
     ) -> list[str]:
         """:meth:`content_words` of a text that :meth:`prose` gave (``nfkc``: that text in
         NFKC, when the caller has it). With ``numbers``, ``read`` (if given) gets each block
         read, normalized, beside the same block with its dates blanked in place; and the list
-        ``numbers`` (if given) gets :meth:`number_tokens` of the words, found as they are
+        ``found_numbers`` (if given) gets :meth:`number_tokens` of the words, found as they are
         read (a second pass over every word costs a page 1-2% of its signature)."""
         found: list[str] = []
         for block in _blocks(prose, nfkc):
             found += _block_words(
-                block, content=True, numbers=self.numbers, read=read, found_numbers=numbers
+                block, content=True, numbers=self.numbers, read=read, found_numbers=found_numbers
             )
             if len(found) >= self.max_words:
                 found = found[: self.max_words]
-                if numbers is not None:
-                    numbers[:] = self.number_tokens(found)
+                if found_numbers is not None:
+                    found_numbers[:] = self.number_tokens(found)
                 return found
         return found
 
