@@ -22,6 +22,9 @@ _TOK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]|[^\W_
 _WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
 _HAS_WORD = re.compile(r"[^\W_]")
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+# What an lxml text node cannot hold: control characters other than tab and line breaks (a
+# reference text may carry one from its page, and an edit may move it into the page).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 #: Elements whose text is never page text.
 SKIP = frozenset({"script", "style", "noscript", "template", "svg", "iframe"})
 #: Elements of the source site's widgets, not of its article, left out of a moved copy.
@@ -278,7 +281,7 @@ def _get(slot: tuple[lxml.html.HtmlElement, str]) -> str:
 
 
 def _set(slot: tuple[lxml.html.HtmlElement, str], value: str) -> None:
-    setattr(slot[0], slot[1], value)
+    setattr(slot[0], slot[1], _NOT_XML.sub("", value))
 
 
 def split_words(text: str, group: str) -> list[str]:

@@ -264,9 +264,8 @@ class Builder:
             self.build_moves(g, rs, titles)
             self.build_numbers(g, rs)
             for r in rs:
-                self.build_page_variants(
-                    r, g, pools[g], [titles[q] for q in rng.sample(rs, 6) if q != r][:5]
-                )
+                others = [titles[q] for q in rng.sample(rs, min(6, len(rs))) if q != r]
+                self.build_page_variants(r, g, pools[g], others[:5])
         self.build_site_pairs()
         self.extract.save()
         took = time.perf_counter() - t0

@@ -4,6 +4,7 @@ own article. The bench's figures rest on it (``docs/quality.md``)."""
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
@@ -87,3 +88,15 @@ def test_a_moved_copy_holds_nothing_of_the_layouts_own_article(hidden_copy):
     assert "examination season" not in moved
     assert V._norm(SOURCE_ARTICLE) in V._norm(moved)
     assert "Weather" in moved
+
+
+def test_an_edit_with_a_control_character_from_the_reference_builds():
+    # A reference text may carry a control character from its page; a word of it edited into
+    # an article is left without it (an lxml text node cannot hold one), not a crash.
+    doc = V.parse(_source(wrapped_in_form=False))
+    assert doc is not None
+    article = V.locate(doc, SOURCE_ARTICLE)
+    assert article is not None
+    V.edit_article(article, "en+", 0.5, ["ferry\x0bboat"], random.Random(1))
+    text = V.text_of(article)
+    assert "ferryboat" in text and "\x0b" not in text
