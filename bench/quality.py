@@ -521,7 +521,8 @@ def parse_rule(spec: str) -> Rule:
 def ablation_rules() -> list[tuple[str, Rule]]:
     """The signature rule built up one part at a time from the fingerprint alone."""
     d = DEFAULT_RULE
-    unshingled = dataclasses.replace(d, shingles_distance=OFF)  # no shingles veto
+    veto_only = dataclasses.replace(d, runs_near=-1)  # the sketch never says "a few edits"
+    unshingled = dataclasses.replace(veto_only, shingles_distance=OFF)  # no shingles veto
     any_length = dataclasses.replace(unshingled, numbers_length=0.0)  # at any length
     uncontained = dataclasses.replace(any_length, contained=OFF)  # half the words at any share
     far = dataclasses.replace(uncontained, near=-OFF)  # half the sentences at every distance
@@ -534,7 +535,8 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ("+ 3 sentences enough within k+1 bits", uncontained),
         ("+ a contained page at 0.3 of the words", any_length),
         ("+ numbers compared for pages of like length", unshingled),
-        ("+ shingles veto (the default rule)", d),
+        ("+ shingles veto", veto_only),
+        ("+ 3 sentences enough when the shingles agree (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
     ]

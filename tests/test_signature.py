@@ -509,6 +509,37 @@ def test_three_shared_sentences_are_enough_one_bit_past_k(tmp_path):
         assert ix.decide(farther, "https://b.example/other") is None
 
 
+def test_three_shared_sentences_are_enough_when_the_runs_of_words_agree(tmp_path):
+    """A copy whose fingerprint the edits (or a layout's lead) moved far past k, with 3 of 8
+    long sentences left whole, is still one article when most of its runs of words are the
+    same: shingles sketches within ``Rule.runs_near`` bits (a Jaccard of about 0.7 or more).
+    Sketches farther apart, or one side without a sketch, ask for half the sentences."""
+    rule = Rule()
+    base = 1 << 62
+    stored = PageSignature(0, tuple(range(1, 9)), 1000, shingles=base)
+    copy = PageSignature(_bits(12), (1, 2, 3, 20, 21, 22, 23, 24), 980, shingles=base ^ _bits(10))
+    assert rule.decide(copy, stored, 3) == "sentences"
+    assert stored.is_near_duplicate(copy)
+    assert Rule(runs_near=9).decide(copy, stored, 3) is None
+    assert rule.decide(copy, stored, 3, counted=2) is None  # the guard left one out
+    apart = PageSignature(copy.fingerprint, copy.sentences, 980, shingles=base ^ _bits(11))
+    assert rule.decide(apart, stored, 3) is None
+    unsketched = PageSignature(copy.fingerprint, copy.sentences, 980)
+    assert rule.decide(unsketched, stored, 3) is None
+    # the length guard and the numbers veto still hold
+    short = PageSignature(copy.fingerprint, copy.sentences, 400, shingles=copy.shingles)
+    assert rule.decide(short, stored, 3) is None
+    numbered = PageSignature(0, stored.sentences, 1000, 0, 10, shingles=base)
+    variant = PageSignature(copy.fingerprint, copy.sentences, 980, _bits(64), 10, copy.shingles)
+    assert rule.decide(variant, numbered, 3) is None
+    # an index finds it through the sentences' postings and decides as the rule does
+    with SimhashIndex(tmp_path / "ix") as ix:
+        ix.insert(stored, "https://a.example/story")
+        match = ix.decide(copy, "https://b.example/copy")
+        assert match is not None and (match.rule, match.distance) == ("sentences", 12)
+        assert ix.decide(apart, "https://b.example/other") is None
+
+
 def test_an_article_in_another_sites_layout_shares_its_sentences():
     plain = _signature(_plain_layout("Grain terminal to become a market hall", PARAGRAPHS))
     busy = _signature(_busy_layout("Grain terminal to become a market hall", PARAGRAPHS))

@@ -193,6 +193,7 @@ RULE_FIELDS = (
     "sentences_veto",
     "veto_distance",
     "shingles_distance",
+    "runs_near",
     "numbers_min",
     "numbers_distance",
     "numbers_ratio",

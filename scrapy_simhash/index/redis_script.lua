@@ -341,15 +341,21 @@ local function rule_decide(page, stored, counted)
   end
   local d = pop(bxor(page.fl, stored.fl)) + pop(bxor(page.fh, stored.fh))
   local fewer = min(#page.s, #stored.s)
-  -- a signature without the shingles sketch (0) is not vetoed by it
-  local runs_agree = (page.sl == 0 and page.sh == 0) or (stored.sl == 0 and stored.sh == 0)
-    or pop(bxor(page.sl, stored.sl)) + pop(bxor(page.sh, stored.sh)) <= R.shingles_distance
+  -- a signature without the shingles sketch (0) has no say
+  local sketched = not ((page.sl == 0 and page.sh == 0) or (stored.sl == 0 and stored.sh == 0))
+  local runs_apart = 0
+  if sketched then
+    runs_apart = pop(bxor(page.sl, stored.sl)) + pop(bxor(page.sh, stored.sh))
+  end
+  local runs_agree = runs_apart <= R.shingles_distance
   if d <= k and runs_agree and not (shorter < R.hamming_length
       or (shared == 0 and d >= R.veto_distance and fewer >= R.sentences_veto)) then
     return 'hamming'
   end
   local needed = max(R.shared, ceil(R.shared_share * fewer))
-  if d <= k + R.near and runs_agree then needed = R.shared end
+  if (d <= k + R.near and runs_agree) or (sketched and runs_apart <= R.runs_near) then
+    needed = R.shared
+  end
   local counts = counted or shared
   if counts >= needed and shorter >= R.length then return 'sentences' end
   -- contained: what the longer adds is not the article's prose

@@ -44,7 +44,10 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
     a site prints on every page do not make two of its articles one) unless their
     fingerprints are within ``k`` + :attr:`Rule.near` bits (a 2%-edited copy one bit past
     ``k`` whose edits broke most of its long sentences: two weak signals that agree; and
-    their shingles sketches within :attr:`Rule.shingles_distance`, as for ``hamming``), and
+    their shingles sketches within :attr:`Rule.shingles_distance`, as for ``hamming``) or
+    their shingles sketches within :attr:`Rule.runs_near` bits (most of their runs of words
+    the same, a Jaccard of about 0.7 or more: a few edits, wherever the fingerprint landed,
+    as edits near the top or a layout's lead can move it far), and
     the shorter has at least :attr:`Rule.length` of the longer's words, or only
     :attr:`Rule.contained_length` of them when they share all but one of the long sentences
     of the page that has fewer, and :attr:`Rule.contained` or more (the shorter page is
@@ -326,6 +329,9 @@ class Rule:
     #: in more than this many bits (their words are alike, their runs of words are not: a
     #: rewritten text; version 10).
     shingles_distance: int = 22
+    #: ``shared`` sentences are enough too when the shingles sketches are within this many
+    #: bits (most of their runs of words are the same: a few edits, whatever the fingerprint).
+    runs_near: int = 10
     #: The numbers veto applies when both pages have this many content numbers...
     numbers_min: int = 3
     #: ... and vetoes when their numbers sketches differ in more bits than this...
@@ -354,9 +360,9 @@ class Rule:
         fewer = min(len(page.sentences), len(stored.sentences))
         shorter = _shorter(page, stored)
         # a signature without the sketch (0: made by hand, or pickled by version 9) has no say
-        runs_agree = not (page.shingles and stored.shingles) or (
-            hamming(page.shingles, stored.shingles) <= self.shingles_distance
-        )
+        sketched = bool(page.shingles and stored.shingles)
+        runs_apart = hamming(page.shingles, stored.shingles) if sketched else 0
+        runs_agree = runs_apart <= self.shingles_distance
         if (
             distance <= max_distance
             and runs_agree
@@ -367,8 +373,10 @@ class Rule:
         ):
             return "hamming"
         needed = max(self.shared, math.ceil(self.shared_share * fewer))
-        if distance <= max_distance + self.near and runs_agree:
-            needed = self.shared  # one bit past k, and long sentences shared: a few edits
+        if (distance <= max_distance + self.near and runs_agree) or (
+            sketched and runs_apart <= self.runs_near
+        ):
+            needed = self.shared  # long sentences shared, and a few edits
         counts = shared if counted is None else counted
         if counts >= needed and shorter >= self.length:
             return "sentences"
