@@ -513,6 +513,8 @@ def main() -> None:
         parser.error(f"no source given (--{', --'.join(SOURCES)})")
     if not (args.corpus / "manifest.jsonl").is_file():
         parser.error(f"no corpus at {args.corpus}")
+    if args.out.resolve() == args.corpus.resolve():
+        parser.error("--out is the corpus to leave out: its pages would be replaced")
 
     with open(args.corpus / "manifest.jsonl", encoding="utf-8") as f:
         corpus = [json.loads(line) for line in f]
