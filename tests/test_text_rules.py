@@ -327,6 +327,14 @@ def test_chrome_around_an_article_does_not_move_its_fingerprint() -> None:
         "请联系我们：010-56807194，传真 0432-62523538",
         "call (555) 123-4567 or 555-987-6543",
         "tel. +86 10 5680 7194, +44 20-7946-0958",
+        # numbers after the word that names them a telephone or fax number, and a site's
+        # registration numbers and postal code (version 11)
+        "联系电话：010--63070957 010--63070958",
+        "地址：太原市新建南路 邮编：030001 电话：0351 3985088 传真:(0351)3985099",
+        "滇ICP备11000491号-1 经营许可证编号：滇B-2-4-20030004",
+        "京ICP证030173号 京公网安备 11010502030143号 ICP证：京B2-20050066",
+        "Tel.: 030 / 2325 786-122, Fax: (0341) 6892826, phone 555.123.4567",
+        "Telefon: +49 - (40) - 300 30 - 1141, fon 05191 979238",
     ],
 )
 def test_dates_times_and_counters_are_not_numbers(text: str) -> None:
@@ -457,6 +465,10 @@ def test_dates_blanked_in_place_keep_every_position_and_give_the_same_words(piec
         # not a month and day, not a telephone number
         ("scores (13-45) and (3-1)", ["13", "45", "3", "1"]),
         ("part 1234-5678 and 0800-123", ["1234", "5678", "0800", "123"]),
+        # a word that names a telephone, not followed by one (version 11)
+        ("the iphone 12 costs $999, a phone with 5g and 128 gb", ["12", "999", "128"]),
+        ("tel aviv won 2-1 before 30,000 fans", ["2", "1", "30,000"]),
+        ("手机屏幕6.5英寸，电池4500毫安时，电话手表售价599元", ["6.5", "4500", "599"]),
     ],
 )
 def test_content_numbers_are_features(text: str, kept: list[str]) -> None:
@@ -529,6 +541,40 @@ def test_an_article_whose_layouts_add_a_telephone_number_or_list_dates_is_one_ar
     second = page_signature("\n".join([*article, headlines]))
     assert first is not None and second is not None
     assert first.number_count == second.number_count == 2
+    assert second.is_near_duplicate(first)
+
+
+# A Chinese article with three numbers of its own, and two sites' footers: their contact
+# lines and registration numbers, each written its own way.
+ZH_ARTICLE_NUMBERS = [
+    "市住房和城乡建设局周四表示，老城区供水管网改造工程将在明年春季全面启动，"
+    "施工期间部分街道将分段停水，具体时间会提前在社区公告栏和政府网站上通知居民。",
+    "负责勘察的工程师介绍，老城区的供水管道大多铺设于上世纪八十年代，管材老化严重，"
+    "每到冬季就容易发生爆管漏水，维修人员常常需要连夜抢修才能恢复供水。",
+    "不少居民表示支持这项工程，但也希望施工单位合理安排作业时间，尽量避开早晚用水高峰，"
+    "并在停水期间安排送水车进入小区，照顾行动不便的老人和家中有婴儿的家庭。",
+    "据统计，今年全市共有12个街道参与改造，涉及居民3.5万户，总投资约8.6亿元。",
+]
+ZH_FOOTERS = (
+    "主办单位：某某日报社 地址：某某市新建南路 邮编：030001 联系电话：0351-3985088 "
+    "传真：0351 3985099 晋ICP备11000491号-1 晋公网安备 14010502030143号",
+    "违法和不良信息举报电话：010--63070957 010--63070958 互联网新闻信息服务许可证编号："
+    "53120170001 经营许可证编号：滇B-2-4-20030004 京ICP证030173号",
+)
+
+
+def test_a_footers_registration_and_contact_numbers_leave_an_article_one_article() -> None:
+    """A Chinese article in two sites' layouts, each with its footer: the footers' telephone
+    numbers, postal code and registration numbers are not content numbers, so both pages
+    hold the article's three numbers (version 10 read six and eight others, and the
+    numbers veto refused the copy)."""
+    first, second = (
+        page_signature("\n".join([*ZH_ARTICLE_NUMBERS, footer])) for footer in ZH_FOOTERS
+    )
+    alone = page_signature("\n".join(ZH_ARTICLE_NUMBERS))
+    assert first is not None and second is not None and alone is not None
+    assert first.number_count == second.number_count == alone.number_count == 3
+    assert first.numbers == second.numbers == alone.numbers
     assert second.is_near_duplicate(first)
 
 

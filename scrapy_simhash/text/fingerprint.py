@@ -77,7 +77,11 @@ from .wrap import unwrap
 #: 10: a page signature also holds a sketch of the text's shingles (runs of five of the
 #: words the fingerprint keeps), and the Hamming rule is vetoed when those sketches disagree
 #: (a rewritten text; :func:`.signature.shingles_sketch`).
-FINGERPRINT_VERSION = 10
+#: 11: the numbers after a word that names a telephone or fax number ("Tel.:", "电话："), postal
+#: codes after their label ("邮编") and a site's registration numbers (ICP, 公网安备, licences)
+#: are not content numbers: a site's footer no longer makes the numbers veto refuse a copy of
+#: an article in its layout (:mod:`.numbers`).
+FINGERPRINT_VERSION = 11
 
 BITS = 64
 _MASK = (1 << BITS) - 1

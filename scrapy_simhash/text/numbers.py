@@ -5,9 +5,12 @@ Two product pages that differ only in their price and specs, or two match report
 only in their score, are different pages; version 2 left every number out and merged them. But
 the numbers of a page also include its dates, times and counters (views, comments, "3 hours
 ago", page counts), which differ between two copies of one article crawled on other days or in
-other layouts, and the telephone numbers of the site's contact lines, which differ between two
-layouts of one article (version 5). So a number counts, unless it sits in one of those:
-:func:`blank_dates` removes the digits of dates, times, durations, counters and telephone
+other layouts, and the numbers of the site's footer, which differ between two layouts of one
+article: telephone numbers (version 5; since version 11 also any number after a word that
+names one, "Tel.:", "Fon", "电话", however it is written), postal codes after their label
+("邮编") and the registration numbers Chinese sites show (京ICP备..., 公网安备..., a licence
+number; version 11). So a number counts, unless it sits in one of those: :func:`blank_dates`
+removes the digits of dates, times, durations, counters, telephone, postal and registration
 numbers from a normalized (NFKC, case-folded) text before its words are read, and what digits
 remain are features.
 
@@ -60,6 +63,10 @@ _CJK_COUNTERS = (
 )
 # Words that name a picture or a page in a counter ("page 2 of 5", "photo 3/10").
 _PAGE_WORDS = "page|pg|photo|image|picture|pic|slide|seite|página|pagina"
+# Words that name a telephone or fax number on a contact line ("Tel.: 030 1234 5678").
+_PHONE_WORDS = "tel|phone|fax|fon|mobil|telefon|telefax|telefone|telefono|teléfono|téléphone|tél"
+# ... and in Chinese (手机, a mobile phone, is also what a product page sells: left out).
+_CJK_PHONE_WORDS = "电话|電話|传真|傳真|热线|熱線"
 _NUM = r"\d+(?:[.,]\d+)*"
 _ORD = r"(?:st|nd|rd|th|er|e|º|ª|\.)?"
 
@@ -78,12 +85,13 @@ def _initials(*alternations: str) -> str:
 # alternation would try each of its patterns there: the same matches, found about twice as
 # fast (and a word followed by no number costs a scan of its letters, not the alternation).
 _STARTS_AT = r"\d(\[+"  # characters a match can begin with (a character class's body)
-_STARTS_CJK = f"第共{_initials(_CJK_COUNTERS)}"  # ... and, in a text with CJK letters, these
-_STARTS_WORD = rf"\b[{_initials(_MONTHS, _COUNTERS, _PAGE_WORDS)}][^\W\d_]*\W*\d"
-# Dates, times, durations, counters and telephone numbers, one alternation, each pattern
-# with the script its every match holds a letter of: "latin" (a Latin or Cyrillic letter:
-# a month, a unit, a counter word, am/pm), "cjk" (a CJK ideograph or a Hangul syllable), or
-# None (digits and punctuation alone).
+# ... and, in a text with CJK letters, these
+_STARTS_CJK = f"第共公备備证證邮郵许許{_initials(_CJK_COUNTERS, _CJK_PHONE_WORDS)}"
+_STARTS_WORD = rf"\b[{_initials(_MONTHS, _COUNTERS, _PAGE_WORDS, _PHONE_WORDS)}][^\W\d_]*\W*\d"
+# Dates, times, durations, counters, telephone, postal and registration numbers, one
+# alternation, each pattern with the script its every match holds a letter of: "latin" (a
+# Latin or Cyrillic letter: a month, a unit, a counter word, am/pm, a telephone word), "cjk"
+# (a CJK ideograph or a Hangul syllable), or None (digits and punctuation alone).
 _DATE_PATTERNS: tuple[tuple[str, str | None], ...] = (
     # 2024-11-19, 2024/11/19, 2024.11.19 (and a time after a T)
     (r"(?<![\d.,])\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?:t\d{1,2}:\d{2}(?::\d{2})?)?(?!\d)", None),
@@ -123,6 +131,16 @@ _DATE_PATTERNS: tuple[tuple[str, str | None], ...] = (
     (r"\(\d{3}\)\s*\d{3}-\d{4}(?![\d-])", None),
     (r"(?<![\d.,-])\d{3}-\d{3}-\d{4}(?![\d-])", None),
     (r"\+\d{1,3}[\s-]\d{1,4}(?:[\s-]\d{2,4}){2,4}(?![\d-])", None),
+    # numbers after the word that names them a telephone or fax number, however written:
+    # tel.: 030 1234 5678, phone 555.123.4567, 电话：010--63070957 010--63070958
+    (rf"\b(?:{_PHONE_WORDS})\b\.?\s*:?\s*\+?\(?\d[\d\s()./-]{{5,}}\d", "latin"),
+    (rf"(?:{_CJK_PHONE_WORDS})\s*(?:号码|號碼)?\s*:?\s*\+?\(?\d[\d\s()+-]{{4,}}\d", "cjk"),
+    # a site's registration numbers in its footer (京ICP备11000491号-1, ICP证:京B2-20050066,
+    # 京公网安备 11010502030143号, 经营许可证编号:滇B-2-4-20030004) and postal codes
+    (r"(?<=icp)[备備证證]\s*:?\s*[^\W\d_]{0,2}\d[\d-]*(?:[号號]-\d+)?", "cjk"),
+    (r"(?:公网安备|公網安備)\s*\d+", "cjk"),
+    (r"(?:许可证|許可證)[^\d\n]{0,12}\d[\d\-()\[\]〔〕]*", "cjk"),
+    (r"(?:邮编|郵編|邮政编码|郵政編碼)\s*:?\s*\d{6}", "cjk"),
 )
 # Every letter the "latin" patterns can match (case-folded Latin, its accented letters and
 # Cyrillic), and every character of the "cjk" patterns' scripts.
