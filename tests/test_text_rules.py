@@ -469,6 +469,7 @@ def test_dates_blanked_in_place_keep_every_position_and_give_the_same_words(piec
         ("the iphone 12 costs $999, a phone with 5g and 128 gb", ["12", "999", "128"]),
         ("tel aviv won 2-1 before 30,000 fans", ["2", "1", "30,000"]),
         ("手机屏幕6.5英寸，电池4500毫安时，电话手表售价599元", ["6.5", "4500", "599"]),
+        ("全市取得营业许可证的企业有35家", ["35"]),
     ],
 )
 def test_content_numbers_are_features(text: str, kept: list[str]) -> None:

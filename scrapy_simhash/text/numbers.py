@@ -139,7 +139,10 @@ _DATE_PATTERNS: tuple[tuple[str, str | None], ...] = (
     # 京公网安备 11010502030143号, 经营许可证编号:滇B-2-4-20030004) and postal codes
     (r"(?<=icp)[备備证證]\s*:?\s*[^\W\d_]{0,2}\d[\d-]*(?:[号號]-\d+)?", "cjk"),
     (r"(?:公网安备|公網安備)\s*\d+", "cjk"),
-    (r"(?:许可证|許可證)[^\d\n]{0,12}\d[\d\-()\[\]〔〕]*", "cjk"),
+    (
+        r"(?:许可证|許可證)(?:编号|編號|号|號)?\s*:?\s*[^\W\d_]{0,3}[-〔\[(]?\d[\d\-()\[\]〔〕]*",
+        "cjk",
+    ),
     (r"(?:邮编|郵編|邮政编码|郵政編碼)\s*:?\s*\d{6}", "cjk"),
 )
 # Every letter the "latin" patterns can match (case-folded Latin, its accented letters and
