@@ -329,7 +329,7 @@ def test_chrome_around_an_article_does_not_move_its_fingerprint() -> None:
         "tel. +86 10 5680 7194, +44 20-7946-0958",
         # numbers after the word that names them a telephone or fax number, and a site's
         # registration numbers and postal code (version 11)
-        "联系电话：010--63070957 010--63070958",
+        "联系电话：010--63070957 010--63070958 举报电话：12377 客服热线 95588",
         "地址：太原市新建南路 邮编：030001 电话：0351 3985088 传真:(0351)3985099",
         "滇ICP备11000491号-1 经营许可证编号：滇B-2-4-20030004",
         "京ICP证030173号 京公网安备 11010502030143号 ICP证：京B2-20050066",
