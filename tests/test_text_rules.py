@@ -396,17 +396,39 @@ _PIECES = [
     "555-123-4567",
     "010-56807194",
     "(04-19)",
+    # telephone words, postal and registration labels (version 11)
+    *numbers._PHONE_WORDS.split("|")[::2],
+    *numbers._CJK_PHONE_WORDS.split("|")[::2],
+    "号码",
+    "icp",
+    "备",
+    "证",
+    "公网安备",
+    "许可证",
+    "编号",
+    "邮编",
+    "b2",
+    "〔",
 ]
 
 
 def test_every_word_and_character_a_pattern_begins_with_is_a_start() -> None:
     """The lookahead admits the first character of every pattern: a digit, a bracket, 第 or 共,
-    and each month, counter, page word and CJK counter where the patterns read it."""
+    and each month, counter, page word, CJK counter, telephone word, registration or postal
+    label where the patterns read it (and 备 or 证, where a registration number follows ICP)."""
     starts = re.compile(numbers._DATELIKE[True, True].pattern.split("(?:", 1)[0])
     words = "|".join(
-        [numbers._MONTHS, numbers._COUNTERS, numbers._PAGE_WORDS, numbers._CJK_COUNTERS]
+        [
+            numbers._MONTHS,
+            numbers._COUNTERS,
+            numbers._PAGE_WORDS,
+            numbers._CJK_COUNTERS,
+            numbers._PHONE_WORDS,
+            numbers._CJK_PHONE_WORDS,
+            "公网安备|公網安備|许可证|許可證|邮编|郵編|邮政编码|郵政編碼",
+        ]
     )
-    for word in [*words.replace("?", "").split("|"), *"0٣([+第共"]:
+    for word in [*words.replace("?", "").split("|"), *"0٣([+第共备備证證"]:
         assert starts.match(f" {word} 5", 1), word
     assert not starts.match(" hotel 5", 1) and not starts.match("xmay 5", 1)
 
