@@ -209,8 +209,8 @@ def test_golden_values() -> None:
     are known by); version 8 keeps them for every text without a list of other articles
     under its heading; versions 9 and 10 keep version 8's (they change where a signature's
     sentences end, and add a sketch of its shingles); version 11 keeps them for every text
-    without a number named a telephone or fax number, a postal code or a site's
-    registration number."""
+    without a number after a word that names a telephone or fax number, a postal code or
+    a site's registration number."""
     assert FINGERPRINT_VERSION == 11
     for version in (3, 5, 8, 11):
         for name, value in GOLDEN[version].items():
