@@ -120,6 +120,14 @@ def blake2b_64(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
 
 
+def blake2b_64_each(texts: list[str]) -> list[int]:
+    """:func:`blake2b_64` of each string: their digests joined and read as one big-endian
+    array (a third less time than an integer made from each digest)."""
+    blake2b = hashlib.blake2b
+    digests = b"".join([blake2b(t.encode("utf-8"), digest_size=8).digest() for t in texts])
+    return np.frombuffer(digests, dtype=">u8").tolist()
+
+
 def feature_hash(feature: str) -> int:
     """Stable unsigned 64-bit hash of a feature (BLAKE2b, 8 bytes, big-endian)."""
     h = _hash_cache.get(feature)
@@ -135,7 +143,8 @@ def feature_hashes(features: list[str]) -> np.ndarray:
     room made for them, at once)."""
     found = list(map(_hash_cache.get, features))
     if None in found:
-        new = {f: blake2b_64(f) for f, h in zip(features, found, strict=True) if h is None}
+        missing = [f for f, h in zip(features, found, strict=True) if h is None]
+        new = dict(zip(missing, blake2b_64_each(missing), strict=True))
         make_room(_hash_cache, len(new), _HASH_CACHE_MAX)
         _hash_cache.update(new)
         found = [new[f] if h is None else h for f, h in zip(features, found, strict=True)]
