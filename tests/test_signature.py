@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 import random
 from collections import Counter
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -497,19 +498,26 @@ def test_three_shared_sentences_are_enough_one_bit_past_k(tmp_path):
     rewritten = PageSignature(near.fingerprint, near.sentences, 990, shingles=1 << 63 | _bits(23))
     assert rule.decide(rewritten, sketched, 3) is None
     assert Rule(shingles_distance=23).decide(rewritten, sketched, 3) == "sentences"
-    # the length guard and the numbers veto still hold
-    first = PageSignature(near.fingerprint, near.sentences, 400, 0, 0)
-    assert rule.decide(first, stored, 3) is None
-    numbered = PageSignature(0, stored.sentences, 1000, 0, 10)
-    variant = PageSignature(near.fingerprint, near.sentences, 990, _bits(64), 10)
+    # (the probe reaches k bits only: the index finds it through the sentences' postings)
+    _guards_hold_and_an_index_decides_alike(tmp_path, stored, near, farther, 4)
+
+
+def _guards_hold_and_an_index_decides_alike(
+    tmp_path, stored: PageSignature, copy: PageSignature, other: PageSignature, distance: int
+) -> None:
+    """The length guard and the numbers veto still refuse ``copy``; an index holding
+    ``stored`` finds ``copy`` through the sentences' postings and decides as the rule does
+    (``distance`` bits apart; ``other`` is no duplicate)."""
+    rule = Rule()
+    assert rule.decide(replace(copy, words=400), stored, 3) is None
+    numbered = replace(stored, number_count=10)
+    variant = replace(copy, numbers=_bits(64), number_count=10)
     assert rule.decide(variant, numbered, 3) is None
-    # an index holding the stored page finds it through the sentences' postings (the probe
-    # reaches k bits only) and decides as the rule does
     with SimhashIndex(tmp_path / "ix") as ix:
         ix.insert(stored, "https://a.example/story")
-        match = ix.decide(near, "https://b.example/copy")
-        assert match is not None and (match.rule, match.distance) == ("sentences", 4)
-        assert ix.decide(farther, "https://b.example/other") is None
+        match = ix.decide(copy, "https://b.example/copy")
+        assert match is not None and (match.rule, match.distance) == ("sentences", distance)
+        assert ix.decide(other, "https://b.example/other") is None
 
 
 def test_three_shared_sentences_are_enough_when_the_runs_of_words_agree(tmp_path):
@@ -529,18 +537,7 @@ def test_three_shared_sentences_are_enough_when_the_runs_of_words_agree(tmp_path
     assert rule.decide(apart, stored, 3) is None
     unsketched = PageSignature(copy.fingerprint, copy.sentences, 980)
     assert rule.decide(unsketched, stored, 3) is None
-    # the length guard and the numbers veto still hold
-    short = PageSignature(copy.fingerprint, copy.sentences, 400, shingles=copy.shingles)
-    assert rule.decide(short, stored, 3) is None
-    numbered = PageSignature(0, stored.sentences, 1000, 0, 10, shingles=base)
-    variant = PageSignature(copy.fingerprint, copy.sentences, 980, _bits(64), 10, copy.shingles)
-    assert rule.decide(variant, numbered, 3) is None
-    # an index finds it through the sentences' postings and decides as the rule does
-    with SimhashIndex(tmp_path / "ix") as ix:
-        ix.insert(stored, "https://a.example/story")
-        match = ix.decide(copy, "https://b.example/copy")
-        assert match is not None and (match.rule, match.distance) == ("sentences", 12)
-        assert ix.decide(apart, "https://b.example/other") is None
+    _guards_hold_and_an_index_decides_alike(tmp_path, stored, copy, apart, 12)
 
 
 def test_an_article_in_another_sites_layout_shares_its_sentences():
