@@ -471,9 +471,9 @@ def holders_of(hashes: dict[str, set[bytes]]) -> dict[bytes, set[str]]:
     return holders
 
 
-def closest_page(ref: str, holders: dict[bytes, set[str]]) -> tuple[str, float]:
-    """The page holding most of the reference's 5-grams, and the share of them it holds."""
-    own = shingles(ref)
+def closest_page(own: set[bytes], holders: dict[bytes, set[str]]) -> tuple[str, float]:
+    """The page holding most of a reference's 5-grams (``own``), and the share of them it
+    holds."""
     hits = Counter(rid for h in own for rid in holders.get(h, ()))
     if not hits:
         return "", 0.0
@@ -481,9 +481,9 @@ def closest_page(ref: str, holders: dict[bytes, set[str]]) -> tuple[str, float]:
     return rid, round(n / len(own), 2)
 
 
-def heldout_pairs(refs: dict[str, str]) -> list[tuple[tuple[str, str], float]]:
-    """Pairs of kept pages whose references overlap by more than half (the smaller one's)."""
-    hashes = {rid: shingles(ref) for rid, ref in refs.items()}
+def heldout_pairs(hashes: dict[str, set[bytes]]) -> list[tuple[tuple[str, str], float]]:
+    """Pairs of kept pages whose references (their 5-grams, by rid) overlap by more than half
+    (the smaller one's)."""
     holders, pairs = holders_of(hashes), {}
     for rid, own in hashes.items():
         shared = Counter(other for h in own for other in holders[h] if other != rid)
@@ -546,7 +546,7 @@ def main() -> None:
 
     with gzip.open(args.corpus / "gt.jsonl.gz", "rt", encoding="utf-8") as f:
         holders = holders_of({e["rid"]: shingles(e["gt"]) for e in map(json.loads, f)})
-    kept, refs, near_dups, short_chinese = [], {}, [], []
+    kept, refs, grams, near_dups, short_chinese = [], {}, {}, [], []
     used_rids = {r["rid"] for r in corpus}
     for page, (status, row, ref) in zip(candidates, results, strict=True):
         if status == "ok":
@@ -559,7 +559,8 @@ def main() -> None:
                 if row["lang"] == "zh":
                     short_chinese.append(row)
             else:
-                closest, share = closest_page(ref, holders)
+                own = shingles(ref)
+                closest, share = closest_page(own, holders)
                 if share >= NEAR_DUP:
                     status = "near_duplicate"
                     near_dups.append((row["rid"], closest, share))
@@ -570,6 +571,7 @@ def main() -> None:
             used_rids.add(row["rid"])
             kept.append((row, page.raw))
             refs[row["rid"]] = ref
+            grams[row["rid"]] = own
     kept.sort(key=lambda item: (item[0]["source"], item[0]["rid"]))
 
     out: Path = args.out
@@ -585,7 +587,9 @@ def main() -> None:
     (out / "manifest.jsonl").write_text("".join(manifest), encoding="utf-8")
     write_gzip(out / "gt.jsonl.gz", "".join(gt).encode("utf-8"))
     rows = [row for row, _ in kept]
-    readme = describe(rows, sources, commits, counts, near_dups, short_chinese, heldout_pairs(refs))
+    readme = describe(
+        rows, sources, commits, counts, near_dups, short_chinese, heldout_pairs(grams)
+    )
     (out / "README.md").write_text(readme, encoding="utf-8")
     print(
         f"{len(rows)} pages written to {out}: "
