@@ -425,10 +425,12 @@ def test_every_word_and_character_a_pattern_begins_with_is_a_start() -> None:
             numbers._CJK_COUNTERS,
             numbers._PHONE_WORDS,
             numbers._CJK_PHONE_WORDS,
-            "公网安备|公網安備|许可证|許可證|邮编|郵編|邮政编码|郵政編碼",
+            numbers._SECURITY_WORDS,
+            numbers._LICENCE_WORDS,
+            numbers._POSTAL_WORDS,
         ]
     )
-    for word in [*words.replace("?", "").split("|"), *"0٣([+第共备備证證"]:
+    for word in [*words.replace("?", "").split("|"), *"0٣([+第共", *numbers._AFTER_ICP]:
         assert starts.match(f" {word} 5", 1), word
     assert not starts.match(" hotel 5", 1) and not starts.match("xmay 5", 1)
 

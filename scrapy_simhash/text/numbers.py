@@ -67,6 +67,12 @@ _PAGE_WORDS = "page|pg|photo|image|picture|pic|slide|seite|página|pagina"
 _PHONE_WORDS = "tel|phone|fax|fon|mobil|telefon|telefax|telefone|telefono|teléfono|téléphone|tél"
 # ... and in Chinese (手机, a mobile phone, is also what a product page sells: left out).
 _CJK_PHONE_WORDS = "电话|電話|传真|傳真|热线|熱線"
+# The labels of a Chinese site's registration numbers (what follows "ICP", a public security
+# filing, a licence) and of a postal code.
+_AFTER_ICP = "备備证證"
+_SECURITY_WORDS = "公网安备|公網安備"
+_LICENCE_WORDS = "许可证|許可證"
+_POSTAL_WORDS = "邮编|郵編|邮政编码|郵政編碼"
 _NUM = r"\d+(?:[.,]\d+)*"
 _ORD = r"(?:st|nd|rd|th|er|e|º|ª|\.)?"
 
@@ -86,7 +92,10 @@ def _initials(*alternations: str) -> str:
 # fast (and a word followed by no number costs a scan of its letters, not the alternation).
 _STARTS_AT = r"\d(\[+"  # characters a match can begin with (a character class's body)
 # ... and, in a text with CJK letters, these
-_STARTS_CJK = f"第共公备備证證邮郵许許{_initials(_CJK_COUNTERS, _CJK_PHONE_WORDS)}"
+_CJK_LABELS = _initials(
+    _CJK_COUNTERS, _CJK_PHONE_WORDS, _SECURITY_WORDS, _LICENCE_WORDS, _POSTAL_WORDS
+)
+_STARTS_CJK = f"第共{_AFTER_ICP}{_CJK_LABELS}"
 _STARTS_WORD = rf"\b[{_initials(_MONTHS, _COUNTERS, _PAGE_WORDS, _PHONE_WORDS)}][^\W\d_]*\W*\d"
 # Dates, times, durations, counters, telephone, postal and registration numbers, one
 # alternation, each pattern with the script its every match holds a letter of: "latin" (a
@@ -137,13 +146,13 @@ _DATE_PATTERNS: tuple[tuple[str, str | None], ...] = (
     (rf"(?:{_CJK_PHONE_WORDS})\s*(?:号码|號碼)?\s*:?\s*\+?\(?\d[\d\s()+-]{{3,}}\d", "cjk"),
     # a site's registration numbers in its footer (京ICP备11000491号-1, ICP证:京B2-20050066,
     # 京公网安备 11010502030143号, 经营许可证编号:滇B-2-4-20030004) and postal codes
-    (r"(?<=icp)[备備证證]\s*:?\s*[^\W\d_]{0,2}\d[\d-]*(?:[号號]-\d+)?", "cjk"),
-    (r"(?:公网安备|公網安備)\s*\d+", "cjk"),
+    (rf"(?<=icp)[{_AFTER_ICP}]\s*:?\s*[^\W\d_]{{0,2}}\d[\d-]*(?:[号號]-\d+)?", "cjk"),
+    (rf"(?:{_SECURITY_WORDS})\s*\d+", "cjk"),
     (
-        r"(?:许可证|許可證)(?:编号|編號|号|號)?\s*:?\s*[^\W\d_]{0,3}[-〔\[(]?\d[\d\-()\[\]〔〕]*",
+        rf"(?:{_LICENCE_WORDS})(?:编号|編號|号|號)?\s*:?\s*[^\W\d_]{{0,3}}[-〔\[(]?\d[\d\-()\[\]〔〕]*",
         "cjk",
     ),
-    (r"(?:邮编|郵編|邮政编码|郵政編碼)\s*:?\s*\d{6}", "cjk"),
+    (rf"(?:{_POSTAL_WORDS})\s*:?\s*\d{{6}}", "cjk"),
 )
 # Every letter the "latin" patterns can match (case-folded Latin, its accented letters and
 # Cyrillic), and every character of the "cjk" patterns' scripts.
