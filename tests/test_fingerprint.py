@@ -125,8 +125,8 @@ PAGE_CONTACT = (
 # A page with its site's footer: a contact line, a postal code and the site's registration
 # numbers are not content numbers (version 11).
 PAGE_FOOTER = (
-    PAGE_ZH + "\n主办单位：本报社 地址：新建南路 邮编：030001 联系电话：0351-3985088 "
-    "晋ICP备11000491号-1 晋公网安备 14010502030143号 经营许可证编号：晋B2-20030004"
+    PAGE_ZH + "\n主办单位：本报社 地址：新建南路 邮编：030099 联系电话：0351-1234567 "
+    "晋ICP备12345678号-1 晋公网安备 14000002099999号 经营许可证编号：晋B2-20990001"
 )
 
 # Fingerprints are a storage format: these values change only with FINGERPRINT_VERSION.

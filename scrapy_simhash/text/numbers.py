@@ -141,11 +141,11 @@ _DATE_PATTERNS: tuple[tuple[str, str | None], ...] = (
     (r"(?<![\d.,-])\d{3}-\d{3}-\d{4}(?![\d-])", None),
     (r"\+\d{1,3}[\s-]\d{1,4}(?:[\s-]\d{2,4}){2,4}(?![\d-])", None),
     # numbers after the word that names them a telephone or fax number, however written:
-    # tel.: 030 1234 5678, phone 555.123.4567, 电话：010--63070957 010--63070958
+    # tel.: 030 1234 5678, phone 555.123.4567, 电话：010--61234567 010--61234568
     (rf"\b(?:{_PHONE_WORDS})\b\.?\s*:?\s*\+?\(?\d[\d\s()./-]{{5,}}\d", "latin"),
     (rf"(?:{_CJK_PHONE_WORDS})\s*(?:号码|號碼)?\s*:?\s*\+?\(?\d[\d\s()+-]{{3,}}\d", "cjk"),
-    # a site's registration numbers in its footer (京ICP备11000491号-1, ICP证:京B2-20050066,
-    # 京公网安备 11010502030143号, 经营许可证编号:滇B-2-4-20030004) and postal codes
+    # a site's registration numbers in its footer (京ICP备12345678号-1, ICP证:京B2-20990002,
+    # 京公网安备 11000002099999号, 经营许可证编号:滇B-2-4-20990001) and postal codes
     (rf"(?<=icp)[{_AFTER_ICP}]\s*:?\s*[^\W\d_]{{0,2}}\d[\d-]*(?:[号號]-\d+)?", "cjk"),
     (rf"(?:{_SECURITY_WORDS})\s*\d+", "cjk"),
     (
