@@ -284,6 +284,42 @@ def test_lookup_table_and_k(capsys, index_path):
     assert [distance for distance, _ in urls(rows)] == [0, 1, 3]
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-k", "1", f"{A:016x}"],
+        ["--json", "-k", "1", f"{A:016x}"],
+        [f"{A:016x}", "-k", "1"],
+        ["-k", "1", "--json", f"{A:016x}"],
+    ],
+)
+def test_lookup_takes_its_options_before_or_after_the_fingerprint(capsys, index_path, argv):
+    code, out, err = run(capsys, "lookup", index_path, *argv)
+    assert (code, err) == (0, "")
+    assert "https://example.com/a-print" in out and "https://example.com/a-amp" not in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "unrecognized"),
+    [
+        (["lookup", "INDEX", "-k", "1", f"{A:016x}", "more"], "more"),
+        (["lookup", "INDEX", "--bogus", f"{A:016x}"], "--bogus"),
+        (["info", "INDEX", "extra"], "extra"),
+        (["verify", "INDEX", "--bogus"], "--bogus"),
+    ],
+)
+def test_arguments_left_over_are_a_usage_error_of_the_command(
+    capsys, index_path, argv, unrecognized
+):
+    argv = [index_path if a == "INDEX" else a for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"usage: scrapy-simhash {argv[0]} ")
+    assert err.splitlines()[-1] == (
+        f"scrapy-simhash {argv[0]}: error: unrecognized arguments: {unrecognized}"
+    )
+
+
 def _iso(seen: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seen))
 
@@ -520,6 +556,9 @@ def test_fingerprint_files(capsys, files):
         "FINGERPRINT       WORDS    FILE",
         f"{page_fp:016x}  55       {files['html']}",
     ]
+    # files on either side of an option are all read, in the order given
+    rows = run_json(capsys, "fingerprint", str(files["text"]), "--json", str(files["short"]))
+    assert [row["file"] for row in rows] == [str(files["text"]), str(files["short"])]
 
 
 PRICED = (
@@ -953,7 +992,10 @@ def test_scrapy_command(index_path, tmp_path):
     assert done.stderr == f"scrapy simhash: error: no index at {tmp_path / 'nothing'}\n"
     done = _subprocess([*scrapy, "info", index_path, "--bogus"], project)
     assert done.returncode == 2
-    assert done.stderr.splitlines()[-1] == "scrapy simhash: error: unrecognized arguments: --bogus"
+    assert done.stderr.splitlines()[0].startswith("usage: scrapy simhash info ")
+    assert done.stderr.splitlines()[-1] == (
+        "scrapy simhash info: error: unrecognized arguments: --bogus"
+    )
 
 
 PROJECT_SPIDERS = """

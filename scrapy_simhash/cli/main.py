@@ -125,6 +125,7 @@ def build_parser(prog: str = PROG, spiders: bool = False) -> argparse.ArgumentPa
         "INDEX --html page.html",
     )
     cmd.add_argument("fingerprint", metavar="FINGERPRINT", nargs="?", help="a fingerprint")
+    cmd.set_defaults(late="fingerprint")
     cmd.add_argument("--url", help="the fingerprint stored or dropped for this URL")
     cmd.add_argument("--html", metavar="FILE", help="the fingerprint of an HTML page's text")
     cmd.add_argument("--text", metavar="FILE", help="the fingerprint of a UTF-8 text file")
@@ -162,6 +163,7 @@ def build_parser(prog: str = PROG, spiders: bool = False) -> argparse.ArgumentPa
         index=False,
     )
     cmd.add_argument("files", metavar="FILE", nargs="+", help="text files (UTF-8) or pages")
+    cmd.set_defaults(late="files")
     cmd.add_argument("--html", action="store_true", help="files are HTML: extract the main text")
 
     cmd = add(
@@ -215,7 +217,8 @@ def main(
     """
     parser = build_parser(prog, spiders=locate is not None)
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        _place_late_positionals(args, extra)
     except SystemExit as exc:  # --help (0) or a usage error (2), already printed
         return exc.code if isinstance(exc.code, int) else 2
     # Libraries' log lines (trafilatura warns about pages it discards) only with --debug;
@@ -254,6 +257,26 @@ def main(
         return 1
     sys.stdout.flush()
     return code
+
+
+def _place_late_positionals(args: argparse.Namespace, extra: list[str]) -> None:
+    """Give a command's last positional what argparse left over when an option came before
+    it (``lookup INDEX -k 2 FINGERPRINT``, ``fingerprint a.html --html b.html``): argparse
+    fills positionals in one go, the optional FINGERPRINT with nothing, and the rest of FILE
+    not at all. Anything else left over is a usage error of the command."""
+    late = getattr(args, "late", None)
+    values = [value for value in extra if not value.startswith("-") or value == "-"]
+    rest = [value for value in extra if value.startswith("-") and value != "-"]
+    current = getattr(args, late) if late is not None else None
+    if late is not None and values and isinstance(current, list):
+        setattr(args, late, [*current, *values])
+    elif late is not None and values and current is None:
+        setattr(args, late, values[0])
+        rest += values[1:]
+    else:
+        rest = extra
+    if rest:
+        args.subparser.error(f"unrecognized arguments: {' '.join(rest)}")
 
 
 def _silence_stdout() -> None:
