@@ -320,6 +320,22 @@ async def test_dry_run_counts_but_keeps_everything(site, tmp_path, caplog):
     assert f"Kept (dry run) near-duplicate page {site.url(UTM)}: duplicate of " in "\n".join(
         messages
     )
+    # one line a near duplicate, said by the middleware that checked the page, none again for
+    # its item in the pipeline
+    said = [m for m in messages if m.startswith("Kept (dry run) near-duplicate ")]
+    assert len(said) == len(COPIES) == result.simhash["simhash/duplicate"]
+    assert not [m for m in said if " near-duplicate item " in m]
+
+
+@deferred_f_from_coro_f
+async def test_dry_run_with_the_pipeline_alone_says_each_duplicate_once(site, tmp_path, caplog):
+    caplog.set_level(logging.DEBUG)
+    settings = {**PIPELINE, "SIMHASH_DRY_RUN": True}
+    result = await crawl(settings, tmp_path, site, fields=("url", "html"))
+    assert paths(site, result.kept) == [*ARTICLES, *COPIES]
+    said = [r.getMessage() for r in caplog.records]
+    said = [m for m in said if m.startswith("Kept (dry run) near-duplicate item ")]
+    assert len(said) == len(COPIES) == result.simhash["simhash/duplicate"]
 
 
 @deferred_f_from_coro_f

@@ -52,21 +52,27 @@ class SimhashPipeline:
         url = _field(adapter, self.service.config.url_field)
         if not isinstance(url, str) or not url:
             url = None  # an item without URL (an empty or non-string field is none)
-        decision = await self._decide(adapter, url)
+        decision, recalled = await self._decide(adapter, url)
         if decision.is_duplicate:
             assert decision.duplicate_of is not None and decision.distance is not None
-            self.service.log_drop(url or "<item without URL>", decision, "item")
-            if not self.service.config.dry_run:
+            dry_run = self.service.config.dry_run
+            # A dry run keeps the items: the line said of their page is said once, by
+            # whichever component checked it (the middleware, or this for the page's first item).
+            if not (dry_run and recalled):
+                self.service.log_drop(url or "<item without URL>", decision, "item")
+            if not dry_run:
                 raise NearDuplicate(decision.duplicate_of, decision.distance)
         return item
 
-    async def _decide(self, adapter: ItemAdapter, url: str | None) -> Decision:
+    async def _decide(self, adapter: ItemAdapter, url: str | None) -> tuple[Decision, bool]:
+        """The decision on the item's page, and whether it was recalled (the page was checked
+        before: by the middleware, or for an earlier item of the page)."""
         service = self.service
         config = service.config
         if url is not None:
             decision = await service.recall_page(url)
             if decision is not None:
-                return decision
+                return decision, True
         html = _field(adapter, config.html_field)
         text = _field(adapter, config.text_field)
         if isinstance(html, str | bytes):
@@ -74,7 +80,7 @@ class SimhashPipeline:
         elif isinstance(text, str):
             body = text
         else:
-            return service.skip("no_field")
+            return service.skip("no_field"), False
         # An item without URL is linked to its page by its HTML (or text): identical HTML is
         # taken for the same page. With a URL, the URL alone links it (an exact copy of a page
         # at another URL is a duplicate).
@@ -82,7 +88,7 @@ class SimhashPipeline:
             memo = memo_key(body)
             decision = service.recall(memo)
             if decision is not None:
-                return decision
+                return decision, True
             key = f"item:{digest(body)}"
         else:
             memo = key = url
@@ -91,7 +97,7 @@ class SimhashPipeline:
         else:
             decision = await service.decide_text(key, text)
         service.remember([memo], decision)
-        return decision
+        return decision, False
 
 
 def _field(adapter: ItemAdapter, name: str) -> Any:
