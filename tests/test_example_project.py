@@ -79,6 +79,17 @@ def test_crawl_drops_copies_then_a_second_crawl_drops_everything_stored(tmp_path
     assert stats["simhash/index/size"] == 5
 
 
+def test_with_simhash_turned_off_every_page_is_an_item(tmp_path):
+    result, items = scrapy_crawl(tmp_path, "-s", "SIMHASH_ENABLED=False")
+    assert result.returncode == 0, result.stderr[-3000:]
+    # the five articles and their seven copies, none checked and none fingerprinted
+    assert len(items) == 12
+    assert len({item["url"] for item in items}) == 12
+    assert all(item["fingerprint"] is None for item in items)
+    assert simhash_stats(result.stderr) == {}
+    assert not (tmp_path / "simhash").exists()
+
+
 @pytest.mark.parametrize(
     ("setting", "message"),
     [

@@ -12,6 +12,7 @@ FEED_EXPORT_ENCODING = "utf-8"
 
 # Near-duplicate detection: the add-on adds SimhashMiddleware (543) and SimhashPipeline (200).
 ADDONS = {"scrapy_simhash.Addon": 300}
-# The index lives in .scrapy/simhash/<spider name>; see docs/scrapy.md for every setting.
+# The index lives in .scrapy/simhash/<spider name>; the README's Settings section has
+# every setting.
 SIMHASH_MAX_DISTANCE = 3
 SIMHASH_EXPECTED_SIZE = 100_000

@@ -1,10 +1,12 @@
 """``news``: crawls the small news site bundled in ``site/`` (default, offline; served on
 http://127.0.0.1:8617/, or on a free port with ``-a port=0`` or when 8617 is taken), or a real
-site given with ``-a start_url=https://...``, and yields one item per page kept.
+site given with ``-a start_url=https://...``, and yields one item per page that reaches it.
 
 The bundled site holds five articles in one template, their syndicated copies in another
-layout, print versions, an archived copy with ads, comments and a correction, and a link with
-tracking parameters: scrapy-simhash keeps the five articles and drops the six copies.
+layout, print versions, an archived copy with ads, comments and a correction, a link with
+tracking parameters and a partner paper's copy in its own layout: scrapy-simhash keeps the five
+articles and drops the seven copies before the spider sees them. With
+``-s SIMHASH_ENABLED=False`` all twelve pages are items.
 """
 
 from __future__ import annotations
@@ -80,11 +82,12 @@ class NewsSpider(scrapy.Spider):
         return f"http://{host}:{port}/index.html"
 
     def parse(self, response):
-        """The start page: follow its links. On the bundled site, the articles first, and the
-        pages that copy them once every article is decided: which of two copies is kept is the
-        one decided first, and a crawl that fetches pages in parallel (with retries) decides
-        them in no fixed order."""
-        yield from self.parse_page(response)
+        """The start page: follow its links. On the bundled site (whose start page is its
+        table of contents, not an item), the articles first, and the pages that copy them once
+        every article is decided: which of two copies is kept is the one decided first, and a
+        crawl that fetches pages in parallel (with retries) decides them in no fixed order."""
+        if self.start_url:
+            yield from self.parse_page(response)
         for request in response.follow_all(css="a", callback=self.parse_page):
             if self.start_url is None and not _is_article(request.url):
                 self._later.append(request)
@@ -103,13 +106,15 @@ class NewsSpider(scrapy.Spider):
     def parse_page(self, response):
         if not isinstance(response, HtmlResponse):
             return
+        # Near duplicates never get here: the middleware dropped them. A page it checked
+        # carries its fingerprint; one it skipped (too little text, dont_simhash) or a crawl
+        # with SIMHASH_ENABLED=False has none.
         simhash = response.meta.get("simhash")
-        if simhash is not None:  # a new page (near duplicates never get here)
-            yield {
-                "url": response.url,
-                "title": response.css("title::text").get("").strip(),
-                "fingerprint": f"{simhash['fingerprint']:016x}",
-            }
+        yield {
+            "url": response.url,
+            "title": response.css("title::text").get("").strip(),
+            "fingerprint": None if simhash is None else f"{simhash['fingerprint']:016x}",
+        }
         if self.start_url:  # a real site: keep crawling it
             yield from response.follow_all(css="a", callback=self.parse_page)
 
