@@ -103,7 +103,7 @@ def test_with_simhash_turned_off_every_page_is_an_item(tmp_path):
         ),
     ],
 )
-def test_a_bad_setting_stops_the_crawl_with_one_clear_line(tmp_path, setting, message):
+def test_a_bad_setting_stops_the_crawl_and_its_last_line_names_it(tmp_path, setting, message):
     result, items = scrapy_crawl(tmp_path, "-s", setting)
     assert result.returncode == 1
     assert result.stderr.rstrip().splitlines()[-1] == f"ValueError: {message}"
