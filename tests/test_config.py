@@ -152,9 +152,15 @@ def test_typed_values_and_limits_are_accepted():
         ("SIMHASH_HTML_FIELD", "", "SIMHASH_HTML_FIELD must be a non-empty string, got ''"),
         ("SIMHASH_DIR", 5, "SIMHASH_DIR must be a non-empty string, got 5"),
         ("SIMHASH_WORKERS", -1, "SIMHASH_WORKERS must be an integer between 0 and 64, got -1"),
-        ("SIMHASH_TIMEOUT", 0, "SIMHASH_TIMEOUT must be a number > 0, got 0"),
-        ("SIMHASH_TIMEOUT", "soon", "SIMHASH_TIMEOUT must be a number > 0, got 'soon'"),
-        ("SIMHASH_TIMEOUT", "nan", "SIMHASH_TIMEOUT must be a number > 0, got 'nan'"),
+        ("SIMHASH_TIMEOUT", 0, "SIMHASH_TIMEOUT must be a number > 0 and <= 86400, got 0"),
+        (
+            "SIMHASH_TIMEOUT",
+            "soon",
+            "SIMHASH_TIMEOUT must be a number > 0 and <= 86400, got 'soon'",
+        ),
+        ("SIMHASH_TIMEOUT", "nan", "SIMHASH_TIMEOUT must be a number > 0 and <= 86400, got 'nan'"),
+        # meant as no timeout: past what a socket's wait takes, it killed the worker's thread
+        ("SIMHASH_TIMEOUT", "1e7", "SIMHASH_TIMEOUT must be a number > 0 and <= 86400, got '1e7'"),
         ("SIMHASH_COMMIT_EVERY", 0, "SIMHASH_COMMIT_EVERY must be an integer >= 1, got 0"),
         (
             "SIMHASH_COMMIT_INTERVAL",

@@ -302,6 +302,38 @@ async def test_workers_that_cannot_start_leave_the_work_inline(site, tmp_path, m
 
 
 @deferred_f_from_coro_f
+async def test_a_job_the_pool_cannot_hand_over_is_answered_and_the_pool_goes_on():
+    """A fault in the pool's own thread (here a job that cannot be pickled for the worker)
+    answers that job with a WorkerError instead of killing the thread, whose every later
+    job would then never be answered, and the next job gets a worker again."""
+    from scrapy.utils.defer import maybe_deferred_to_future
+
+    from scrapy_simhash.crawl.pages import PageOptions, PageWork
+    from scrapy_simhash.crawl.workers import WorkerError, WorkerPool
+
+    page = (Path(__file__).parents[1] / "example_project/site/news/bike-lanes.html").read_bytes()
+    pool = WorkerPool(1, PageOptions())
+    pool.start()
+    try:
+        with pytest.raises(WorkerError, match="pickle"):
+            await maybe_deferred_to_future(pool.submit("html", lambda: page, None))
+        answer = await maybe_deferred_to_future(pool.submit("html", page, None))
+    finally:
+        pool.close()
+    assert answer == PageWork(PageOptions()).html(page, None)
+    assert worker_pids() == []
+
+
+def test_the_pool_refuses_a_timeout_no_socket_wait_can_take():
+    from scrapy_simhash.crawl.pages import PageOptions
+    from scrapy_simhash.crawl.workers import MAX_TIMEOUT, WorkerPool
+
+    with pytest.raises(ValueError, match="timeout must be > 0 and <= 86400 s"):
+        WorkerPool(1, PageOptions(), timeout=1e7)
+    assert WorkerPool(1, PageOptions(), timeout=MAX_TIMEOUT).timeout == MAX_TIMEOUT
+
+
+@deferred_f_from_coro_f
 async def test_the_pool_hands_over_at_most_queue_size_pages(tmp_path):
     from scrapy.utils.defer import maybe_deferred_to_future
     from twisted.internet.defer import gatherResults

@@ -14,6 +14,7 @@ from typing import Any
 from scrapy.settings import BaseSettings
 
 from ..index.layout import MAX_SUPPORTED_DISTANCE
+from .workers import MAX_TIMEOUT
 
 #: Largest accepted ``SIMHASH_MAX_DISTANCE``: the largest the permuted-table index supports
 #: (its number of tables grows quickly with the distance).
@@ -48,11 +49,20 @@ def _int(settings: BaseSettings, name: str, default: int, low: int, high: int | 
     return value
 
 
-def _float(settings: BaseSettings, name: str, default: float, low: float, strict: bool) -> float:
+def _float(
+    settings: BaseSettings,
+    name: str,
+    default: float,
+    low: float,
+    strict: bool,
+    high: float = math.inf,
+) -> float:
     value: Any = settings.get(name, default)
     if value is None:
         return default
     allowed = f"a number {'>' if strict else '>='} {low:g}"
+    if high != math.inf:
+        allowed += f" and <= {high:g}"
     problem = ValueError(f"{name} must be {allowed}, got {value!r}")
     if isinstance(value, bool):
         raise problem
@@ -60,7 +70,7 @@ def _float(settings: BaseSettings, name: str, default: float, low: float, strict
         number = float(value)  # a string may have spaces around it: float() ignores them
     except (TypeError, ValueError):
         raise problem from None
-    if not math.isfinite(number) or number < low or (strict and number == low):
+    if not math.isfinite(number) or number < low or (strict and number == low) or number > high:
         raise problem
     return number
 
@@ -175,7 +185,9 @@ class SimhashConfig:
             reset=False if redis["redis_url"] else _bool(settings, "SIMHASH_RESET", d.reset),
             dry_run=_bool(settings, "SIMHASH_DRY_RUN", d.dry_run),
             workers=_int(settings, "SIMHASH_WORKERS", d.workers, 0, MAX_WORKERS),
-            timeout=_float(settings, "SIMHASH_TIMEOUT", d.timeout, 0, strict=True),
+            timeout=_float(
+                settings, "SIMHASH_TIMEOUT", d.timeout, 0, strict=True, high=MAX_TIMEOUT
+            ),
             commit_every=_int(settings, "SIMHASH_COMMIT_EVERY", d.commit_every, 1, None),
             commit_interval=_float(
                 settings, "SIMHASH_COMMIT_INTERVAL", d.commit_interval, 0, strict=False

@@ -47,6 +47,9 @@ BROKEN = "broken"
 START_TIMEOUT = 120.0
 #: Consecutive failed starts after which the pool gives up.
 MAX_FAILED_STARTS = 3
+#: The longest timeout a page may be given, in seconds (a day: longer is no timeout, and
+#: the socket's wait takes at most about 24 days).
+MAX_TIMEOUT = 86_400.0
 
 
 class WorkerError(Exception):
@@ -75,6 +78,10 @@ class WorkerPool:
 
         if size < 1:
             raise ValueError(f"a worker pool needs at least 1 worker, got {size}")
+        if not 0 < timeout <= MAX_TIMEOUT:
+            raise ValueError(
+                f"a page's timeout must be > 0 and <= {MAX_TIMEOUT:g} s, got {timeout}"
+            )
         self.size = size
         self.options = options
         self.timeout = timeout
@@ -133,7 +140,10 @@ class WorkerPool:
                 job = self._jobs.get()
                 if job is None:
                     return
-                result, worker = self._run(job, worker)
+                try:
+                    result, worker = self._run(job, worker)
+                except Exception:  # a fault of this thread's own: the job is still answered
+                    result = WorkerError(traceback.format_exc())
                 self.reactor.callFromThread(_fire, job.deferred, result)
         finally:
             if worker is not None:
@@ -171,6 +181,10 @@ class WorkerPool:
                 )
                 worker = None
                 continue
+            except Exception:  # a job that cannot be sent, a wait the socket refuses
+                worker.kill()  # in a state unknown: replaced at the next job
+                self._count_lost()
+                return WorkerError(traceback.format_exc()), None
             if isinstance(answer, tuple):  # ("error", traceback): the work raised
                 return WorkerError(answer[1]), worker
             return answer, worker
