@@ -550,3 +550,56 @@ def test_an_injected_io_error_on_one_commit_is_retried_and_loses_nothing(tmp_pat
         # crawl's simhash/duplicate/by/* stats)
         rules = sorted(drop.rule for drop in reopened.drops())
         assert rules == ["hamming"] * 6 + ["sentences"]
+
+
+@deferred_f_from_coro_f
+async def test_a_batch_that_cannot_begin_waits_for_its_retry(tmp_path):
+    """Two write sides on one index in one process (two crawls of one spider at once): while
+    the first holds its batch, LMDB refuses the second one's (a write transaction is open on
+    the thread). The second waits for its retry instead of spending every attempt at once,
+    a check failing meanwhile is the same fault, and once the first commits, the second's
+    journal and later pages are written."""
+    from scrapy.utils.defer import maybe_deferred_to_future
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    from scrapy_simhash.crawl.config import SimhashConfig
+    from scrapy_simhash.crawl.writes import RETRY_DELAYS, IndexWrites, Written
+    from scrapy_simhash.index import STORAGE_ERRORS
+    from scrapy_simhash.text.signature import page_signature
+
+    def article(i: int) -> str:
+        rng = random.Random(i)
+        return " ".join(_word(rng) for _ in range(120))
+
+    path = str(tmp_path / "shared")
+    settings = {"SIMHASH_COMMIT_INTERVAL": 30}
+    config = SimhashConfig.from_settings(get_crawler(SiteSpider, settings).settings)
+    first_index, second_index = SimhashIndex(path), SimhashIndex(path)
+    sides = []
+    for index in (first_index, second_index):
+        crawler = get_crawler(SiteSpider, settings)
+        sides.append((crawler, IndexWrites(crawler, config, lambda i=index: i, lambda: path, bool)))
+    (_, first), (second_crawler, second) = sides
+    try:
+        first.writable()  # the first side's batch: a write transaction held on this thread
+        for _ in range(2):  # a check, then another while the retry waits
+            with pytest.raises(STORAGE_ERRORS):
+                second.writable()
+            second.failed(STORAGE_ERRORS[0]("begin refused"))
+        stats = second_crawler.stats
+        assert stats.get_value("simhash/index/errors") == 2
+        assert not second.given_up
+        first.commit()
+        await maybe_deferred_to_future(deferLater(reactor, RETRY_DELAYS[0] + 0.1, lambda: None))
+        # the retry began the second side's batch; a page checked now goes into it
+        signature = page_signature(article(1))
+        second.writable().insert(signature, "https://b.example/1", url="https://b.example/1")
+        second.checked(Written(signature, "https://b.example/1", {"url": "https://b.example/1"}))
+        assert second.commit()
+        assert not second.given_up and stats.get_value("simhash/index/errors") == 3
+    finally:
+        first_index.close()
+        second_index.close()
+    with SimhashIndex(path, readonly=True) as index:
+        assert list(index.keys()) == ["https://b.example/1"]

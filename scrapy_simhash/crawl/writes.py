@@ -93,6 +93,7 @@ class IndexWrites:
         #: The pages stored since the last commit, written again after a failed write.
         self._journal: list[Written] = []
         self._failures = 0  # failed writes since the last commit that held
+        self._unbegun = False  # the journal waits for a batch that could not begin
         self._damage_seen = False  # a damaged record was met (and said) in this crawl
         #: The index could not be written: pages pass unchecked.
         self.given_up = False
@@ -108,9 +109,14 @@ class IndexWrites:
         ``delay`` seconds, by default ``SIMHASH_COMMIT_INTERVAL``)."""
         index = self._index()
         if self._batch is None and self._batching:
-            self._batch = index.batch(commit_every=_NEVER)
-            self._batch.__enter__()
+            batch = index.batch(commit_every=_NEVER)
+            batch.__enter__()
+            self._batch = batch
             self._checks = 0
+            if self._unbegun:  # the journal waited for a batch that could not begin
+                self._unbegun = False
+                for written in self._journal:
+                    written.write_to(index)
             self._commit_in(self.config.commit_interval if delay is None else delay)
         return index
 
@@ -149,6 +155,15 @@ class IndexWrites:
         and retried later; see :meth:`failed`). Never raises an error of the index."""
         batch, self._batch = self._batch, None
         self._cancel_timer()
+        if batch is None and self._unbegun and not self.given_up:
+            # the batch for the journal could not begin: begin it now, not after the wait
+            try:
+                self.writable(0)
+            except STORAGE_ERRORS as exc:
+                self.failed(exc)
+                return False
+            batch, self._batch = self._batch, None
+            self._cancel_timer()
         if batch is None:
             return True
         try:
@@ -182,8 +197,12 @@ class IndexWrites:
     def failed(self, exc: BaseException) -> None:
         """A write of the index failed: count it, say it once, and write the pages stored
         since the last commit again, into a new transaction committed after a wait; after
-        the last of :data:`RETRY_DELAYS`, give up."""
+        the last of :data:`RETRY_DELAYS`, give up. While the journal waits for a batch that
+        could not begin, another failure (a check's, to begin one) is the same fault: counted,
+        its page passes unchecked, and the wait goes on."""
         self.stats.inc_value("simhash/index/errors")
+        if self._unbegun:
+            return
         self._failures += 1
         if self._failures == 1:
             logger.error(_failure_message(self._path(), exc), extra=self._log_extra)
@@ -226,13 +245,28 @@ class IndexWrites:
         self._rewrite(None)
 
     def _rewrite(self, delay: float | None) -> None:
-        """Write the journal into the open batch (begun if needed)."""
+        """Write the journal into the open batch (begun if needed). A batch that cannot even
+        begin is tried again after the wait, as a commit would be."""
         try:
             index = self.writable(delay)
+        except STORAGE_ERRORS as again:
+            from twisted.internet import reactor
+
+            self._cancel_timer()
+            self._unbegun = True
+            wait = RETRY_DELAYS[0] if delay is None else delay
+            self._timer = reactor.callLater(wait, self._begin_failed, again)
+            return
+        try:
             for written in self._journal:
                 written.write_to(index)
         except STORAGE_ERRORS as again:
             self.failed(again)
+
+    def _begin_failed(self, exc: BaseException) -> None:
+        """The wait after a batch that could not begin is over: that was a failed write."""
+        self._unbegun = False
+        self.failed(exc)
 
     def _abort(self) -> None:
         """Roll back the open batch, if any, without raising."""
