@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import bisect
+import json
 import os
 import random
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -279,6 +283,56 @@ def test_other_versions_are_refused(tmp_path, meta_key, value, what):
     finally:
         env.close()
     with pytest.raises(IndexMismatchError, match=what):
+        SimhashIndex(path)
+
+
+def _damaged_layouts() -> list[tuple[str, bytes]]:
+    spec = json.loads(build_layout(3, 4).to_json())
+    return [
+        # billions of tables (C(64, 56)): checked before any is built
+        ("64 blocks, k 8", json.dumps({**spec, "max_distance": 8, "blocks": [1] * 64}).encode()),
+        ("k as a string", json.dumps({**spec, "max_distance": "3"}).encode()),
+        ("no blocks", json.dumps({k: v for k, v in spec.items() if k != "blocks"}).encode()),
+        ("not JSON", b"{tables"),
+        ("not UTF-8", b"\xff\xfe"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("meta_key", "value"),
+    [
+        *[(b"layout", value) for _, value in _damaged_layouts()],
+        (b"max_distance", b"three"),
+        (b"format_version", b"\x00"),
+    ],
+    ids=[*[what for what, _ in _damaged_layouts()], "k not a number", "format not a number"],
+)
+def test_damaged_metadata_is_refused_at_once_in_one_line(tmp_path, meta_key, value):
+    """Damaged parameters are an IndexMismatchError with the index's path, at once: never
+    an unexpected TypeError, never a layout of billions of tables built in memory. The CLI's
+    open runs in a subprocess here, so that a regression fails on its timeout, not by
+    hanging the suite."""
+    import lmdb
+
+    path = tmp_path / "ix"
+    with SimhashIndex(path) as ix:
+        ix.insert(1, "a")
+    env = lmdb.open(str(path), max_dbs=8)
+    try:
+        with env.begin(write=True) as txn:
+            txn.put(meta_key, value, db=env.open_db(b"meta", txn=txn))
+    finally:
+        env.close()
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_simhash", "info", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.startswith(f"scrapy-simhash: error: index {str(path)!r}")
+    assert done.stderr.count("\n") == 1 and "unexpected" not in done.stderr
+    with pytest.raises(IndexMismatchError, match=re.escape(repr(str(path)))):
         SimhashIndex(path)
 
 

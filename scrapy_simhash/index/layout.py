@@ -196,8 +196,23 @@ class Layout:
     def from_json(cls, text: str) -> Layout:
         """Rebuild a stored layout; raises ValueError if this code would build other tables
         for the same parameters (the stored tables could not be read correctly)."""
-        spec = json.loads(text)
-        layout = build_layout(spec["max_distance"], len(spec["blocks"]), len(spec["sub_blocks"]))
+        try:
+            spec = json.loads(text)
+            k, blocks, sub_blocks = spec["max_distance"], spec["blocks"], spec["sub_blocks"]
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ValueError(f"stored layout {text[:200]!r} cannot be read ({exc!r})") from None
+        if not (
+            isinstance(k, int)
+            and not isinstance(k, bool)
+            and 0 <= k <= MAX_SUPPORTED_DISTANCE
+            and isinstance(blocks, list)
+            and isinstance(sub_blocks, list)
+            and k < len(blocks) <= BITS
+            and comb(len(blocks), k) * (comb(len(sub_blocks), k) if sub_blocks else 1) <= MAX_TABLES
+        ):
+            # checked before building: damaged parameters could ask for billions of tables
+            raise ValueError(f"stored layout {text[:200]!r} is not one this version builds")
+        layout = build_layout(k, len(blocks), len(sub_blocks))
         if layout.to_json() != json.dumps(spec, sort_keys=True):
             raise ValueError(f"stored layout {spec!r} differs from the one this version builds")
         return layout

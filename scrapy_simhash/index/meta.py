@@ -93,10 +93,21 @@ def read_params(
     def differ(what: str, on_disk: object, wanted: object) -> IndexMismatchError:
         return IndexMismatchError(f"index {path!r} was built with {what}={on_disk}, not {wanted}")
 
-    fmt = int(stored.get(b"format_version", b"0"))
+    def number(name: bytes, default: bytes | None = None) -> int:
+        value = stored.get(name, default)
+        try:
+            if value is None:
+                raise ValueError("missing")
+            return int(value)
+        except ValueError:
+            raise IndexMismatchError(
+                f"index {path!r}: its metadata is damaged ({name.decode()}={value!r})"
+            ) from None
+
+    fmt = number(b"format_version", b"0")
     if fmt != FORMAT_VERSION:
         raise differ("format_version", fmt, f"{FORMAT_VERSION} (this code's format)")
-    fpv = int(stored.get(b"fingerprint_version", b"0"))
+    fpv = number(b"fingerprint_version", b"0")
     if fpv != FINGERPRINT_VERSION:
         raise differ(
             "fingerprint_version", fpv, f"{FINGERPRINT_VERSION} (this code's fingerprints)"
@@ -104,12 +115,12 @@ def read_params(
     with_numbers = stored.get(b"numbers", b"1") == b"1"
     if numbers is not None and numbers != with_numbers:
         raise differ("numbers", with_numbers, numbers)
-    k = int(stored[b"max_distance"])
+    k = number(b"max_distance")
     if max_distance is not None and max_distance != k:
         raise differ("max_distance", k, max_distance)
     try:
         on_disk = Layout.from_json(stored[b"layout"].decode())
-    except ValueError as exc:
+    except (KeyError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
         raise IndexMismatchError(f"index {path!r}: {exc}") from None
     if layout is not None and layout != on_disk:
         raise differ("layout", f"'{on_disk}'", f"'{layout}'")
