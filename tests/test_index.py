@@ -263,6 +263,18 @@ def test_reopen_keeps_parameters_and_refuses_mismatches(tmp_path):
         assert [m.key for m in ix.query(1)] == ["c"] and ix.verify() == []
 
 
+def _overwrite_meta(path, key: bytes, value: bytes) -> None:
+    """Write one of an index's parameters as a damaged or other version's index holds it."""
+    import lmdb
+
+    env = lmdb.open(str(path), max_dbs=8)
+    try:
+        with env.begin(write=True) as txn:
+            txn.put(key, value, db=env.open_db(b"meta", txn=txn))
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize(
     ("meta_key", "value", "what"),
     [
@@ -272,16 +284,9 @@ def test_reopen_keeps_parameters_and_refuses_mismatches(tmp_path):
     ],
 )
 def test_other_versions_are_refused(tmp_path, meta_key, value, what):
-    import lmdb
-
     path = tmp_path / "ix"
     SimhashIndex(path).close()
-    env = lmdb.open(str(path), max_dbs=8)
-    try:
-        with env.begin(write=True) as txn:
-            txn.put(meta_key, value, db=env.open_db(b"meta", txn=txn))
-    finally:
-        env.close()
+    _overwrite_meta(path, meta_key, value)
     with pytest.raises(IndexMismatchError, match=what):
         SimhashIndex(path)
 
@@ -312,17 +317,10 @@ def test_damaged_metadata_is_refused_at_once_in_one_line(tmp_path, meta_key, val
     an unexpected TypeError, never a layout of billions of tables built in memory. The CLI's
     open runs in a subprocess here, so that a regression fails on its timeout, not by
     hanging the suite."""
-    import lmdb
-
     path = tmp_path / "ix"
     with SimhashIndex(path) as ix:
         ix.insert(1, "a")
-    env = lmdb.open(str(path), max_dbs=8)
-    try:
-        with env.begin(write=True) as txn:
-            txn.put(meta_key, value, db=env.open_db(b"meta", txn=txn))
-    finally:
-        env.close()
+    _overwrite_meta(path, meta_key, value)
     done = subprocess.run(
         [sys.executable, "-m", "scrapy_simhash", "info", str(path)],
         capture_output=True,
