@@ -369,6 +369,8 @@ async def test_bad_inputs_are_counted_and_the_crawl_goes_on(site, tmp_path, work
     class BadSpider(SiteSpider):
         def parse_index(self, response):
             yield {"title": "an item without URL nor HTML"}
+            # a URL no index can hold: a lone surrogate (bytes decoded with surrogateescape)
+            yield {"url": "https://b.example/\udcff", "text": "words " * 100}
             yield from super().parse_index(response)
 
     settings = {**BOTH, "SIMHASH_DIR": str(tmp_path), "SIMHASH_WORKERS": workers}
@@ -389,10 +391,11 @@ async def test_bad_inputs_are_counted_and_the_crawl_goes_on(site, tmp_path, work
         "simhash/skipped/not_html": 2,  # PNG, JSON
         "simhash/skipped/status": 1,  # 404
         "simhash/skipped/no_field": 1,
+        "simhash/skipped/bad_url": 1,
         "simhash/index/size": 4,
     }
     assert sorted(item.get("url", "") for item in kept) == sorted(
-        [""]
+        ["", "https://b.example/\udcff"]
         + [
             site.url(p)
             for p in [

@@ -52,6 +52,9 @@ class SimhashPipeline:
         url = _field(adapter, self.service.config.url_field)
         if not isinstance(url, str) or not url:
             url = None  # an item without URL (an empty or non-string field is none)
+        elif not _is_unicode(url):  # a lone surrogate: no index can hold it as a key
+            self.service.skip("bad_url")
+            return item
         decision, recalled = await self._decide(adapter, url)
         if decision.is_duplicate:
             assert decision.duplicate_of is not None and decision.distance is not None
@@ -98,6 +101,15 @@ class SimhashPipeline:
             decision = await service.decide_text(key, text)
         service.remember([memo], decision)
         return decision, False
+
+
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` is valid Unicode (holds no lone surrogate), as UTF-8 can store."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _field(adapter: ItemAdapter, name: str) -> Any:
