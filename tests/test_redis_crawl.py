@@ -19,7 +19,8 @@ from scrapy.utils.test import get_crawler
 import scrapy_simhash.crawl.remote as remote
 import scrapy_simhash.crawl.service as service_module
 from scrapy_simhash.crawl.config import SimhashConfig
-from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.index import DamagedIndexError, SimhashIndex
+from scrapy_simhash.index.records import doc_id
 from scrapy_simhash.index.redis_client import redact
 from scrapy_simhash.index.redis_index import RedisIndex
 from scrapy_simhash.text.fingerprint import hamming
@@ -422,3 +423,38 @@ async def test_an_unexpected_error_in_a_batch_of_checks(
     assert [r.getMessage() for r in planted] == [
         f"Simhash index {redact(redis_server.url)} {key}:site: unexpected error in a check"
     ]
+
+
+@deferred_f_from_coro_f
+async def test_a_damaged_record_on_redis_costs_its_pages_a_check_not_the_crawl(
+    site, tmp_path, redis_server, key, caplog
+):
+    """As on LMDB: a stored record that cannot be decoded (a byte changed on the server) is
+    said once at ERROR; the pages whose check reads it pass unchecked, counted; the others
+    are decided and the crawl finishes (it used to stop, with every page of the batch
+    unchecked)."""
+    settings = {**MIDDLEWARE, **redis_settings(redis_server.url, key), "SIMHASH_WORKERS": 0}
+    first = await crawl(settings, tmp_path, site)
+    assert paths(site, first.kept) == ARTICLES
+    client = redis_server.client()
+    [docs] = [name for name in client.keys(f"*{key}:site*") if name.endswith(b":docs")]
+    damaged = site.url(ARTICLES[0])
+    with RedisIndex(redis_server.url, f"{key}:site") as index:
+        record = bytearray(client.hget(docs, doc_id(damaged)))
+        record[-6] ^= 0xFF
+        client.hset(docs, doc_id(damaged), bytes(record))
+        with pytest.raises(DamagedIndexError):
+            index.get(damaged)
+    caplog.clear()
+    crawler = get_crawler(SiteSpider, settings)
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    assert crawler.stats.get_value("finish_reason") == "finished"
+    stats = {k: v for k, v in crawler.stats.get_stats().items() if k.startswith("simhash/")}
+    unchecked = stats["simhash/skipped/index_error"]
+    assert 1 <= unchecked < stats["simhash/checked"] == 11
+    assert stats["simhash/duplicate"] == 11 - unchecked  # every other page is stored already
+    assert stats["simhash/index/errors"] >= 1
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(said) == 1
+    assert said[0].startswith(f"Simhash index {redact(redis_server.url)} {key}:site is damaged")
+    assert said[0].endswith(f"'scrapy-simhash verify {redact(redis_server.url)} --key {key}:site'")

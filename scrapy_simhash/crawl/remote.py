@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred
 
-from ..index import IndexMismatchError
+from ..index import DamagedIndexError, IndexMismatchError
 from ..index.redis_client import redact, redis_errors
 from ..index.redis_index import RedisIndex
 from ..text.fingerprint import hamming
@@ -64,8 +64,9 @@ class Outcome:
 class RemoteChecks:
     """The thread that checks pages against a :class:`RedisIndex`. ``run`` marks this crawl's
     entries; ``report(event, *args)`` is called in the reactor thread with ``"failed"``
-    (exception, attempt, next delay or None), ``"recovered"`` (failed attempts) and
-    ``"gave_up"`` (exception)."""
+    (exception, attempt, next delay or None), ``"recovered"`` (failed attempts),
+    ``"gave_up"`` (exception) and ``"damaged"`` (exception, pages that pass unchecked for it:
+    a damaged record costs its pages a check, not the crawl)."""
 
     def __init__(self, index: RedisIndex, run: str, report: Callable[..., None]) -> None:
         from twisted.internet import reactor
@@ -83,6 +84,8 @@ class RemoteChecks:
         #: The crawl stops after a failure (``SIMHASH_ON_INDEX_ERROR = "stop"``): later pages
         #: pass unchecked (set in the reactor thread).
         self.gave_up = False
+        #: A damaged record was met (and said at ERROR) in this crawl (reactor thread).
+        self.damage_seen = False
         self._thread = threading.Thread(target=self._loop, name="simhash-redis", daemon=True)
         self._thread.start()
 
@@ -135,6 +138,11 @@ class RemoteChecks:
                 outcomes = self._decide(items)
             except IndexMismatchError as exc:  # reset or replaced by another crawl
                 return self._gave_up(exc, items)
+            except DamagedIndexError as exc:
+                # a script met a damaged page signature (the items before it were decided
+                # and written): this batch passes unchecked, the next one is tried as ever
+                self._call(self._report, "damaged", exc, len(items))
+                return [Outcome(error=exc)] * len(items)
             except redis_errors() as exc:
                 failed += 1
                 delay = delays[failed - 1] if failed <= len(delays) else None
@@ -164,8 +172,11 @@ class RemoteChecks:
         outcomes: list[Outcome | None] = [None] * len(items)
         checks = []
         for i, (previous, (key, signature, _)) in enumerate(
-            zip(index.get_many([key for key, _, _ in items]), items, strict=True)
+            zip(self._previous([key for key, _, _ in items]), items, strict=True)
         ):
+            if isinstance(previous, DamagedIndexError):
+                outcomes[i] = Outcome(error=previous)
+                continue
             if previous is not None and previous.record.get("run") != self._run_id:
                 distance = hamming(previous.fingerprint, signature.fingerprint)
                 if distance <= index.max_distance:
@@ -181,6 +192,22 @@ class RemoteChecks:
             else:
                 outcomes[i] = Outcome()
         return [o if o is not None else Outcome() for o in outcomes]
+
+    def _previous(self, keys: list[str]) -> list[Any]:
+        """The entries stored under ``keys`` (one round trip); where one cannot be decoded,
+        each key is read alone, and a damaged entry is its DamagedIndexError (reported)."""
+        try:
+            return self.index.get_many(keys)
+        except DamagedIndexError:
+            pass
+        found: list[Any] = []
+        for key in keys:
+            try:
+                found.append(self.index.get(key))
+            except DamagedIndexError as exc:
+                self._call(self._report, "damaged", exc, 1)
+                found.append(exc)
+        return found
 
     # -- back in the reactor thread -------------------------------------------------------
 
@@ -263,6 +290,19 @@ def report_remote(service: DedupService, event: str, *args: Any) -> None:
                 where, type(exc).__name__, exc, delay, attempt, len(RETRY_DELAYS) + 1,
                 extra=extra,
             )  # fmt: skip
+    elif event == "damaged":
+        exc, pages = args
+        service.stats.inc_value("simhash/index/errors")
+        if not remote.damage_seen:
+            remote.damage_seen = True
+            logger.error(
+                "Simhash index %s is damaged (%s): pages whose check reads the damage pass "
+                "unchecked, counted as simhash/skipped/index_error. Check it with "
+                "'scrapy-simhash verify %s --key %s'",
+                where, exc, remote.index.url, remote.index.key,
+                extra=extra,
+            )  # fmt: skip
+        logger.debug("Simhash index %s: damage met, %d pages unchecked", where, pages)
     elif event == "recovered":
         logger.info(
             "Simhash index %s: the server answers again (after %d failed attempts); the pages "
