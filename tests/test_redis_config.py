@@ -141,3 +141,8 @@ async def test_redis_params_reach_the_client(site, tmp_path):
         crawler = get_crawler(SiteSpider, {**settings, "SIMHASH_REDIS_PARAMS": {}})
         with pytest.raises(ValueError, match=r"cannot use the Redis server at .*Authentication"):
             await crawler.crawl_async(start_url=site.url("/index.html"))
+        # an option redis-py does not know: the setting named, not a bare TypeError
+        unknown = {**settings, "SIMHASH_REDIS_PARAMS": {"password": "params-pw", "bogus": 1}}
+        crawler = get_crawler(SiteSpider, unknown)
+        with pytest.raises(ValueError, match=r"^SIMHASH_REDIS_PARAMS: redis-py refused .*bogus"):
+            await crawler.crawl_async(start_url=site.url("/index.html"))

@@ -266,6 +266,8 @@ def open_redis_index(config: SimhashConfig, spider: str) -> RedisIndex:
         problem = f"SIMHASH_REDIS_URL: cannot use {url} as a Redis Cluster ({said}): {exc}"
     except redis_errors() as exc:
         problem = f"SIMHASH_REDIS_URL: cannot use the Redis server at {url}: {exc}"
+    except TypeError as exc:  # an option redis-py does not take
+        problem = f"SIMHASH_REDIS_PARAMS: redis-py refused them: {exc}"
     if problem is not None:
         if index is not None:
             index.close()
