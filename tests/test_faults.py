@@ -603,3 +603,27 @@ async def test_a_batch_that_cannot_begin_waits_for_its_retry(tmp_path):
         second_index.close()
     with SimhashIndex(path, readonly=True) as index:
         assert list(index.keys()) == ["https://b.example/1"]
+
+
+def test_a_batch_that_never_begins_is_given_up_at_the_last_commit(tmp_path):
+    """The closing commits of a write side whose batch cannot begin are attempts like any:
+    after the last retry it gives up and says what it could not write, never leaving the
+    journal unwritten with nothing said."""
+    from scrapy_simhash.crawl.config import SimhashConfig
+    from scrapy_simhash.crawl.writes import RETRY_DELAYS, IndexWrites
+    from scrapy_simhash.index import STORAGE_ERRORS
+
+    path = str(tmp_path / "shared")
+    settings = {"SIMHASH_COMMIT_INTERVAL": 30, "SIMHASH_ON_INDEX_ERROR": "skip"}
+    config = SimhashConfig.from_settings(get_crawler(SiteSpider, settings).settings)
+    with SimhashIndex(path) as holder, SimhashIndex(path) as index:
+        crawler = get_crawler(SiteSpider, settings)
+        writes = IndexWrites(crawler, config, lambda: index, lambda: path, bool)
+        with holder.batch():  # a write transaction held on this thread to the end
+            with pytest.raises(STORAGE_ERRORS):
+                writes.writable()
+            writes.failed(STORAGE_ERRORS[0]("begin refused"))
+            for _ in RETRY_DELAYS:
+                assert not writes.commit()
+            assert writes.given_up
+            assert crawler.stats.get_value("simhash/index/unsaved") == 0

@@ -156,9 +156,13 @@ class IndexWrites:
         batch, self._batch = self._batch, None
         self._cancel_timer()
         if batch is None and self._unbegun and not self.given_up:
-            # the batch for the journal could not begin: begin it now, not after the wait
+            # the batch for the journal could not begin: begin it now, not after the wait (a
+            # failure here is a new attempt, counted toward giving up)
+            self._unbegun = False
             try:
-                self.writable(0)
+                index = self.writable(0)
+                for written in self._journal:
+                    written.write_to(index)
             except STORAGE_ERRORS as exc:
                 self.failed(exc)
                 return False
@@ -304,11 +308,13 @@ class IndexWrites:
             "(SIMHASH_ON_INDEX_ERROR = 'skip').",
             extra=self._log_extra,
         )
+        if not stop:
+            return
         engine = self.crawler.engine
         closing = self._closing()
-        if stop and not closing and engine is not None and engine.spider is not None:
+        if not closing and engine is not None and engine.spider is not None:
             deferred_from_coro(engine.close_spider_async(reason=INDEX_ERROR_REASON))
-        elif stop and closing:
+        elif closing:
             # The crawl was closing already: its reason says the index was not written.
             self.stats.set_value("finish_reason", INDEX_ERROR_REASON)
 
