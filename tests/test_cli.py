@@ -1267,3 +1267,65 @@ def test_debug_lets_the_libraries_log(tmp_path):
     assert loud.returncode == 0
     assert loud.stdout == quiet.stdout
     assert re.search(r"^trafilatura\.\S+ DEBUG: ", loud.stderr, re.MULTILINE)
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "err"),
+    [
+        (["info", "INDEX"], 0, ""),
+        (["verify", "INDEX"], 0, ""),
+        # the error is still said, after the output the reader did not take
+        (
+            ["remove", "INDEX", "--url", "https://example.com/nope"],
+            1,
+            "scrapy-simhash: error: no entry for https://example.com/nope in ",
+        ),
+    ],
+)
+def test_output_into_a_pipe_whose_reader_is_gone(index_path, argv, code, err):
+    """``scrapy-simhash info INDEX | true``: a short output is written at the command's
+    end, where the closed pipe used to raise a traceback (exit 120). Buffered as a pipe is
+    by default (PYTHONUNBUFFERED would write each line at once)."""
+    argv = [index_path if a == "INDEX" else a for a in argv]
+    reader, writer = os.pipe()
+    os.close(reader)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "scrapy_simhash", *argv],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            env={**env, "PYTHONPATH": str(ROOT)},
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(writer)
+    assert done.returncode == code
+    assert done.stderr.startswith(err) and done.stderr.count("\n") == (1 if err else 0)
+
+
+@pytest.mark.parametrize(
+    ("signal_name", "damaged"), [("SIGKILL", False), ("SIGTERM", False), ("SIGBUS", True)]
+)
+def test_verify_tells_a_reader_killed_from_outside_from_a_damaged_file(
+    capsys, index_path, tmp_path, monkeypatch, signal_name, damaged
+):
+    """verify reads the index in a child process: a child that a read outside the mapping
+    (SIGBUS) or a fault kills says the file is damaged; one killed from outside (the OOM
+    killer's SIGKILL, a kill) checked nothing, and says so, rather than calling a whole index
+    damaged. The child here is a real process that dies by that signal."""
+    launcher = tmp_path / "dying-python"
+    launcher.write_text(f"#!/bin/sh\nkill -{signal_name.removeprefix('SIG')} $$\n")
+    launcher.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(launcher))
+    code, out, err = run(capsys, "verify", index_path)
+    if damaged:
+        assert code == 1
+        assert f"crashed the LMDB library ({signal_name})" in out
+    else:
+        assert (code, out) == (1, "")
+        assert err == (
+            f"scrapy-simhash: error: verify's reader was killed by {signal_name}: "
+            "nothing was checked\n"
+        )

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import random
+import signal
+import subprocess
+import sys
 import time
 import uuid
 
@@ -312,3 +316,63 @@ def test_a_password_in_the_url_is_never_printed(capsys, tmp_path):
             printed.append(out + err)
     assert all(shown in text for text in printed[:3])
     assert "s3cret-pw" not in "".join(printed)
+
+
+def _terminate_when(command: list[str], ready) -> subprocess.CompletedProcess[str]:
+    """Run ``scrapy-simhash`` with ``command``, send it SIGTERM once ``ready()`` holds (its
+    copy has begun), and return how it ended."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scrapy_simhash", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not ready() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_a_compact_stopped_midway_leaves_no_partial_index(redis_server, tmp_path):
+    """SIGTERM in the middle of a copy, either way: the command says so in one line (exit
+    143), and no index of fewer entries is left where the copy went, to be taken for whole."""
+    source = tmp_path / "source"
+    rng = random.Random(5)
+    with SimhashIndex(source, 3, 10**6) as index:
+        items = ((rng.getrandbits(64), f"https://a.example/{i}", {}) for i in range(200_000))
+        index.insert_many(items)
+    client = redis_server.client()
+    key = f"cli:{uuid.uuid4().hex}"
+    begun: list[float] = []
+
+    def loading() -> bool:  # the index's meta is written first, then the load runs ~2 s
+        if not begun and client.exists(f"{{{key}}}:meta"):
+            begun.append(time.monotonic())
+        return bool(begun) and time.monotonic() - begun[0] > 0.3
+
+    done = _terminate_when(["compact", str(source), redis_server.url, "--key", key], loading)
+    assert (done.returncode, done.stdout) == (143, "")
+    assert done.stderr == "scrapy-simhash: error: terminated\n"
+    # no index left under the key (the load's staging keys expire on their own)
+    assert not client.exists(f"{{{key}}}:meta", f"{{{key}}}:docs", f"{{{key}}}:fps")
+
+    whole = f"{key}-whole"
+    copied = subprocess.run(
+        [sys.executable, "-m", "scrapy_simhash", "compact", str(source), redis_server.url,
+         "--key", whole],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert copied.returncode == 0, copied.stderr
+    dest = tmp_path / "dest"
+    done = _terminate_when(
+        ["compact", redis_server.url, str(dest), "--key", whole],
+        lambda: (dest / "data.mdb").exists() and (dest / "data.mdb").stat().st_size > 1 << 20,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (
+        143,
+        "",
+        "scrapy-simhash: error: terminated\n",
+    )
+    assert not dest.exists()

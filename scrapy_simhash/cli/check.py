@@ -39,6 +39,11 @@ def _scan(path: str) -> dict[str, Any]:
         }
 
 
+#: The signals by which reading a damaged file kills the reader: a read outside the mapping,
+#: a fault, an abort of the library's own checks.
+_CRASHES = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE})
+
+
 def verify_in_child(path: str) -> dict[str, Any]:
     """``{"entries", "tables", "problems"}`` for the index at ``path``, from a child process;
     a child that died or failed gives one problem saying how. Raises :class:`CliError` when
@@ -48,6 +53,8 @@ def verify_in_child(path: str) -> dict[str, Any]:
     )
     if child.returncode < 0:
         name = signal.Signals(-child.returncode).name
+        if -child.returncode not in _CRASHES:  # killed from outside: the OOM killer, a kill
+            raise CliError(f"verify's reader was killed by {name}: nothing was checked")
         why = f"reading it crashed the LMDB library ({name}): the file is damaged or truncated"
         return {"entries": None, "tables": None, "problems": [why]}
     try:

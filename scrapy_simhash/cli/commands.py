@@ -20,6 +20,7 @@ from ..text.fingerprint import Fingerprinter
 from ..text.signature import PageSignature, page_signature
 from . import redis_target
 from .check import verify_in_child
+from .destination import check_new_directory, new_directory
 from .open_index import check_path, open_index
 from .output import (
     CliError,
@@ -498,12 +499,11 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
     if isinstance(args.index, RedisTarget) or isinstance(args.dest, RedisTarget):
         return redis_target.cmd_compact(args, out)
     dest = args.dest
-    if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
-        raise CliError(f"{dest} exists and is not an empty directory")
+    check_new_directory(dest)
     source = os.path.realpath(args.index)
     if os.path.commonpath([source, os.path.realpath(dest)]) == source:
         raise CliError(f"{dest} is inside the index {args.index}: compact into another folder")
-    with open_index(args.index) as index:
+    with open_index(args.index) as index, new_directory(dest):
         before = index.stats()["file_size"]
         index.compact(dest)
     after = os.path.getsize(os.path.join(dest, "data.mdb"))

@@ -3,7 +3,7 @@
 Also run as ``python -m scrapy_simhash`` and, through Scrapy's ``scrapy.commands`` entry
 point, as ``scrapy simhash``. Exit codes: 0 on success, 1 on an expected failure (one line
 ``scrapy-simhash: error: ...``, or ``scrapy simhash: error: ...``, on stderr), 2 on a usage
-error.
+error, 130 interrupted and 143 terminated (SIGTERM; one line too).
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from . import commands, report
-from .output import CliError, CliUsage, Output
+from .output import CliError, CliUsage, Output, Terminated
 from .redis_target import RedisTarget, resolve
 
 __all__ = ["build_parser", "main"]
@@ -228,6 +231,13 @@ def main(
         format="%(name)s %(levelname)s: %(message)s",
     )
     out = Output(args.format)
+    with _terminated_on_sigterm():
+        return _run(args, out, prog, locate)
+
+
+def _run(
+    args: argparse.Namespace, out: Output, prog: str, locate: Callable[[str], str] | None
+) -> int:
     try:
         if getattr(args, "index", None) is not None:
             resolve(args)  # a Redis URL and --key
@@ -235,6 +245,7 @@ def main(
         if locate is not None and index is not None and not isinstance(index, RedisTarget):
             args.index = locate(index)
         code: int = args.handler(args, out)
+        sys.stdout.flush()  # a pipe's reader gone shows here for a short output
     except CliUsage as exc:
         sub = args.subparser
         sub.print_usage(sys.stderr)
@@ -247,16 +258,36 @@ def main(
         _silence_stdout()
         return 0
     except KeyboardInterrupt:
-        _fail(prog, "interrupted")
+        _fail(prog, "interrupted", flush=False)
         return 130
+    except Terminated:
+        _fail(prog, "terminated", flush=False)
+        return 143
     except Exception as exc:
         if args.debug:
             logger.exception("unexpected error")
         hint = "" if args.debug else " (run with --debug for the traceback)"
         _fail(prog, f"unexpected {type(exc).__name__}: {exc}{hint}")
         return 1
-    sys.stdout.flush()
     return code
+
+
+@contextlib.contextmanager
+def _terminated_on_sigterm() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` in the command (its cleanup runs, one line is
+    said), where this is the main thread; the handler before is restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise Terminated
+
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def _place_late_positionals(args: argparse.Namespace, extra: list[str]) -> None:
@@ -284,6 +315,14 @@ def _silence_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-def _fail(prog: str, message: str) -> None:
-    sys.stdout.flush()
+def _fail(prog: str, message: str, flush: bool = True) -> None:
+    """Say an error on stderr, after what the command printed (``flush``; else, interrupted,
+    what it had not printed yet is left out: its reader may be what is stuck)."""
+    if not flush:
+        _silence_stdout()
+    else:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader is gone: the error still goes to stderr
+            _silence_stdout()
     sys.stderr.write(f"{prog}: error: {message}\n")

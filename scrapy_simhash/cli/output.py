@@ -22,6 +22,11 @@ class CliUsage(Exception):
     """A usage error found after parsing: reported like the parser's own, exit code 2."""
 
 
+class Terminated(BaseException):
+    """SIGTERM reached the command: reported in one line, exit code 143 (a BaseException, as
+    KeyboardInterrupt is, so that the handlers of errors do not take it for one)."""
+
+
 def format_fp(fingerprint: int) -> str:
     """A fingerprint as 16 lowercase hex digits."""
     return f"{fingerprint:016x}"

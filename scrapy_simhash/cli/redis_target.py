@@ -12,7 +12,7 @@ directory). ``compact LMDB_DIR URL --key KEY`` copies an LMDB index into a new R
 from __future__ import annotations
 
 import argparse
-import os
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 from ..index import IndexMismatchError, SimhashIndex
 from ..index.redis_client import redact, redis_errors
 from ..index.redis_index import RedisIndex
+from .destination import new_directory
 from .output import CliError, Output, repeated_sentences
 
 SCHEMES = ("redis://", "rediss://", "unix://")
@@ -149,9 +150,7 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
     Redis index under ``--key``."""
     source, dest = args.index, args.dest
     if isinstance(source, RedisTarget):
-        if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
-            raise CliError(f"{dest} exists and is not an empty directory")
-        with open_redis(source) as index:
+        with new_directory(dest), open_redis(source) as index:
             copied = index.compact(dest)
         shown = f"{source} key {source.key}"
     else:
@@ -164,7 +163,13 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
                 try:
                     if len(redis_index):
                         raise CliError(f"{dest} key {dest.key} holds an index already")
-                    copied = redis_index.load(lmdb_index)
+                    try:
+                        copied = redis_index.load(lmdb_index)
+                    except BaseException:
+                        # an interrupted or failed load leaves no index of fewer entries
+                        with contextlib.suppress(Exception):
+                            redis_index.drop()
+                        raise
                 finally:
                     redis_index.close()
         except (OSError, ValueError) as exc:

@@ -1,0 +1,39 @@
+"""The destination folder of ``compact``: new or empty, and left as it was if the copy does
+not finish (an interrupted copy would otherwise look like a whole index of fewer entries)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+
+from .output import CliError
+
+
+def check_new_directory(dest: str) -> None:
+    """CliError unless ``dest`` is absent or an empty directory."""
+    if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
+        raise CliError(f"{dest} exists and is not an empty directory")
+
+
+@contextlib.contextmanager
+def new_directory(dest: str) -> Iterator[None]:
+    """A copy into ``dest`` (checked new or empty) inside the block: whatever it wrote is
+    removed when the block raises, interrupted or failed, and the error goes on."""
+    check_new_directory(dest)
+    existed = os.path.isdir(dest)
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if not existed:
+                shutil.rmtree(dest)
+            else:
+                for name in os.listdir(dest):
+                    path = os.path.join(dest, name)
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path)
+                    else:
+                        os.remove(path)
+        raise
