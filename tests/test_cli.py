@@ -1329,3 +1329,13 @@ def test_verify_tells_a_reader_killed_from_outside_from_a_damaged_file(
             f"scrapy-simhash: error: verify's reader was killed by {signal_name}: "
             "nothing was checked\n"
         )
+
+
+def test_compact_to_a_place_that_cannot_be_written_says_so_in_one_line(
+    capsys, index_path, tmp_path
+):
+    (tmp_path / "a-file").write_text("not a folder")
+    dest = tmp_path / "a-file" / "copy"
+    code, out, err = run(capsys, "compact", index_path, str(dest))
+    assert (code, out) == (1, "")
+    assert err == f"scrapy-simhash: error: cannot write the copy to {dest}: Not a directory\n"

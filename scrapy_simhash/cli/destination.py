@@ -20,20 +20,29 @@ def check_new_directory(dest: str) -> None:
 @contextlib.contextmanager
 def new_directory(dest: str) -> Iterator[None]:
     """A copy into ``dest`` (checked new or empty) inside the block: whatever it wrote is
-    removed when the block raises, interrupted or failed, and the error goes on."""
+    removed when the block raises, interrupted or failed, and the error goes on (an OSError
+    as a CliError naming ``dest``: it cannot be written there)."""
     check_new_directory(dest)
     existed = os.path.isdir(dest)
     try:
         yield
+    except OSError as exc:
+        _remove_copy(dest, existed)
+        raise CliError(f"cannot write the copy to {dest}: {exc.strerror or exc}") from exc
     except BaseException:
-        with contextlib.suppress(OSError):
-            if not existed:
-                shutil.rmtree(dest)
-            else:
-                for name in os.listdir(dest):
-                    path = os.path.join(dest, name)
-                    if os.path.isdir(path) and not os.path.islink(path):
-                        shutil.rmtree(path)
-                    else:
-                        os.remove(path)
+        _remove_copy(dest, existed)
         raise
+
+
+def _remove_copy(dest: str, existed: bool) -> None:
+    """Remove what a copy wrote to ``dest`` (the folder itself, unless it ``existed``)."""
+    with contextlib.suppress(OSError):
+        if not existed:
+            shutil.rmtree(dest)
+        else:
+            for name in os.listdir(dest):
+                path = os.path.join(dest, name)
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                else:
+                    os.remove(path)
