@@ -136,7 +136,7 @@ class RemoteChecks:
         while True:
             try:
                 outcomes = self._decide(items)
-            except IndexMismatchError as exc:  # reset or replaced by another crawl
+            except IndexMismatchError as exc:  # reset, replaced, or lost in a restart
                 return self._gave_up(exc, items)
             except DamagedIndexError as exc:
                 # a script met a damaged page signature (the items before it were decided

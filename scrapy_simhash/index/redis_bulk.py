@@ -60,7 +60,8 @@ COMMANDS = 16
 #: policy, or expired). Either way but the first, the staging keys are deleted.
 INSTALL = """
 if redis.call('HGET', KEYS[1], 'created') ~= ARGV[1] then
-  return redis.error_reply('SIMHASHCHANGED the index was reset or replaced since it was opened')
+  return redis.error_reply('SIMHASHCHANGED the index was reset, replaced or lost ' ..
+    '(a server restarted without persistence) since it was opened')
 end
 local filled, others = tonumber(ARGV[2]), tonumber(ARGV[3])
 local first = 2 + filled + others

@@ -19,7 +19,7 @@
 -- The answer: one per item, in order.
 local mode = ARGV[1]
 if redis.call('HGET', KEYS[1], 'created') ~= ARGV[2] then
-  return redis.error_reply('SIMHASHCHANGED the index was reset or replaced since it was opened')
+  return redis.error_reply('SIMHASHCHANGED the index was reset, replaced or lost (a server restarted without persistence) since it was opened')
 end
 local docs, fps, sigs, sents = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local drops, dseq, dkept, reps = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
