@@ -20,7 +20,7 @@ from ..text.fingerprint import Fingerprinter
 from ..text.signature import PageSignature, page_signature
 from . import redis_target
 from .check import verify_in_child
-from .destination import check_new_directory, new_directory
+from .destination import new_directory
 from .open_index import check_path, open_index
 from .output import (
     CliError,
@@ -499,13 +499,13 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
     if isinstance(args.index, RedisTarget) or isinstance(args.dest, RedisTarget):
         return redis_target.cmd_compact(args, out)
     dest = args.dest
-    check_new_directory(dest)
-    source = os.path.realpath(args.index)
-    if os.path.commonpath([source, os.path.realpath(dest)]) == source:
-        raise CliError(f"{dest} is inside the index {args.index}: compact into another folder")
-    with open_index(args.index) as index, new_directory(dest):
-        before = index.stats()["file_size"]
-        index.compact(dest)
+    with new_directory(dest):  # checked new or empty first, as the copy's place
+        source = os.path.realpath(args.index)
+        if os.path.commonpath([source, os.path.realpath(dest)]) == source:
+            raise CliError(f"{dest} is inside the index {args.index}: compact into another folder")
+        with open_index(args.index) as index:
+            before = index.stats()["file_size"]
+            index.compact(dest)
     after = os.path.getsize(os.path.join(dest, "data.mdb"))
     obj = {"source": args.index, "dest": dest, "bytes_before": before, "bytes_after": after}
     out.write_object(

@@ -11,18 +11,13 @@ from collections.abc import Iterator
 from .output import CliError
 
 
-def check_new_directory(dest: str) -> None:
-    """CliError unless ``dest`` is absent or an empty directory."""
-    if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
-        raise CliError(f"{dest} exists and is not an empty directory")
-
-
 @contextlib.contextmanager
 def new_directory(dest: str) -> Iterator[None]:
     """A copy into ``dest`` (checked new or empty) inside the block: whatever it wrote is
     removed when the block raises, interrupted or failed, and the error goes on (an OSError
     as a CliError naming ``dest``: it cannot be written there)."""
-    check_new_directory(dest)
+    if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
+        raise CliError(f"{dest} exists and is not an empty directory")
     existed = os.path.isdir(dest)
     try:
         yield

@@ -115,8 +115,7 @@ class IndexWrites:
             self._checks = 0
             if self._unbegun:  # the journal waited for a batch that could not begin
                 self._unbegun = False
-                for written in self._journal:
-                    written.write_to(index)
+                self._write_journal(index)
             self._commit_in(self.config.commit_interval if delay is None else delay)
         return index
 
@@ -160,9 +159,7 @@ class IndexWrites:
             # failure here is a new attempt, counted toward giving up)
             self._unbegun = False
             try:
-                index = self.writable(0)
-                for written in self._journal:
-                    written.write_to(index)
+                self._write_journal(self.writable(0))
             except STORAGE_ERRORS as exc:
                 self.failed(exc)
                 return False
@@ -262,10 +259,14 @@ class IndexWrites:
             self._timer = reactor.callLater(wait, self._begin_failed, again)
             return
         try:
-            for written in self._journal:
-                written.write_to(index)
+            self._write_journal(index)
         except STORAGE_ERRORS as again:
             self.failed(again)
+
+    def _write_journal(self, index: SimhashIndex) -> None:
+        """Write the pages stored since the last commit (and their drop records) again."""
+        for written in self._journal:
+            written.write_to(index)
 
     def _begin_failed(self, exc: BaseException) -> None:
         """The wait after a batch that could not begin is over: that was a failed write."""
