@@ -37,7 +37,9 @@ from .test_fingerprint import CELL_LINES, TEXTS
 from .test_scrapy_crawl import SiteSpider
 
 # A signature is a storage format: these values change only with FINGERPRINT_VERSION
-# (version 11 pinned "page_footer", whose footer's postal code and registration numbers are no
+# (version 12 pinned "page_teasers", whose headlines and their date stamps are chrome since
+# then: its signature is its article's, "page_zh", and changed no other value; version 11
+# pinned "page_footer", whose footer's postal code and registration numbers are no
 # content numbers since then, and changed no other value. Before it: 9; 8's for every text
 # without a space before a paragraph's symbol within CJK text or a run of tildes; 7's for
 # every text without a list of other articles under its heading; 6's for every text whose
@@ -66,6 +68,10 @@ GOLDEN = {
     "page_cell": "c7f7b12b5a90c8d20000000000000000ad2fc803af848dd150000000000005731fc32304f5331de"
     "1bb8411bc022698c0963782dcda31b7d70f6510056150bbba5927100d7c1920",
     "page_footer": "3cb5f731ca428adcd6a9dd37f6e3c2259c7a7fdfda0fc7dc5e0000000300049fb05507915827"
+    "7d483cd4abdcff774fc6e8b85770a97eb9484889dc37e33182",
+    # the article's own ("page_zh"); version 11 read the headlines and their dates:
+    # 58b3f730da9498ded6a9dd37f6e3c225944a3cd64e0167d9970000000300079fb0550791582...
+    "page_teasers": "3c27f730dac488ded6a9dd37f6e3c2259cca7fdfd60dc5dc490000000300049fb05507915827"
     "7d483cd4abdcff774fc6e8b85770a97eb9484889dc37e33182",
 }
 

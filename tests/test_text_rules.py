@@ -57,6 +57,17 @@ def test_line_size_counts_words_cjk_halves_and_no_numbers() -> None:
         "| Home | World news | Business and markets | Sport results |",  # a link table
         "热点新闻",
         "  - 万元背包遗落请店方暂存，4个月后竟然被扔了… 2019-09-09 19:28 中国雷人秀",
+        # other headlines with their dates (version 12): a list item however long its
+        # headline, a section's name after the stamp or not, and headlines run into one line
+        "- 老城区供水管网改造工程明年春季启动，施工期间部分街道将分段停水，居民可提前储水 "
+        "2019-09-09 18:38 城市建设",
+        "- The council votes to extend the tram line across the river after a decade of "
+        "debate between the two banks 2019/09/09",
+        "- 港口渡轮时刻表下周一起调整，早晚高峰加开班次，夜间末班船延后半小时，"
+        "周末增开两班观光船 09-09 17:55",
+        "编辑推荐 渡轮时刻表下周一起调整，早晚高峰加开班次2019-09-06救生艇队员在海角救起"
+        "两名皮划艇爱好者2019-03-27通往医院的新公交线路本月开通，沿途设置八个站点"
+        "2018-12-05老街夜市重新开张",
     ],
 )
 def test_chrome_lines_are_recognised(line: str) -> None:
@@ -73,6 +84,14 @@ def test_chrome_lines_are_recognised(line: str) -> None:
         "Residents of the east and west banks and/or their representatives will vote in June.",
         "- The new line will run every six minutes at peak hours and every ten in the evening "
         "from the central station to the airport.",
+        # dates in prose: two in a sentence, one ending a sentence in a list, and a live
+        # blog's entry that puts its stamp first (version 12 leaves those in)
+        "The first phase ran from 2019-01-01 to 2019-06-30, and the council expects the "
+        "second to finish before the winter timetable starts.",
+        "- The council said the bridge, closed for repairs since the spring floods, opened to "
+        "traffic again on 2019-09-09.",
+        "- 2019-09-09 18:38 Police closed the bridge to traffic after a lorry lost its load "
+        "on the approach road from the ring road",
     ],
 )
 def test_prose_lines_are_kept(line: str) -> None:
@@ -95,9 +114,9 @@ def test_a_long_line_is_judged_by_all_of_its_words() -> None:
 
 def _strip_line_by_line(text: str, keep=None) -> str:
     """strip_chrome as its docstring says it, every line judged in full: a related heading
-    that is chrome and not kept, then a list item or table row after it (empty lines
-    between), leaves out itself and the list items, table rows and empty lines that
-    follow it."""
+    that is chrome and not kept, then a list item, a table row or a bare item mark after it
+    (empty lines between), leaves out itself and the list items, table rows, bare marks and
+    empty lines that follow it, and an indented line after a bare mark (the item's text)."""
     lines = text.split("\n")
     listed = lambda s: not s or s == "-" or s.startswith(("- ", "|"))  # noqa: E731
     left_out: set[int] = set()
@@ -109,10 +128,14 @@ def _strip_line_by_line(text: str, keep=None) -> str:
         j = i + 1
         while j < len(lines) and not lines[j].strip():
             j += 1
-        if j < len(lines) and lines[j].strip().startswith(("- ", "|")):
+        if j < len(lines) and listed(lines[j].strip()):
             left_out.add(i)
             j = i + 1
-            while j < len(lines) and listed(lines[j].strip()):
+            marked = False  # an item's text after its bare mark goes with the list
+            while j < len(lines) and (
+                listed(lines[j].strip()) or (marked and lines[j][:1].isspace())
+            ):
+                marked = lines[j].strip() == "-" or (marked and not lines[j].strip())
                 left_out.add(j)
                 j += 1
     out, kept = [], 0
@@ -128,7 +151,10 @@ def _strip_line_by_line(text: str, keep=None) -> str:
 
 # Lines of words (long and short, numbers, CJK) between white space or separators (a
 # slash among them), some starting as list items or table rows; and lines of prose.
-_WORDS = ["alpha", "bravo", "it's", "2024", "12", "新闻", "国", "Ünïcode", "$5", "x" * 30]
+_WORDS = [
+    *["alpha", "bravo", "it's", "2024", "12", "新闻", "国", "Ünïcode", "$5", "x" * 30],
+    *["2019-09-09", "2019/09/09 18:38", "09-09 17:55", "2019-09-09."],  # date stamps, or not
+]
 _BETWEEN = [" "] * 8 + [" | ", "|", " / ", "/", " > ", "·", " • "]
 
 
@@ -147,7 +173,9 @@ def _lines(draw) -> str:
         st.one_of(
             _lines(),
             st.just(PROSE_EN),
-            st.sampled_from(["Related articles", "相关推荐", "Read more: Ferry", "- 相关文章", ""]),
+            st.sampled_from(
+                ["Related articles", "相关推荐", "Read more: Ferry", "- 相关文章", "", "-", "- "]
+            ),
         ),
         max_size=10,
     )
@@ -200,6 +228,62 @@ def test_a_list_of_other_articles_under_its_heading_is_left_out(heading: str) ->
     # a line that a caller keeps besides prose (one holding a number) goes with the list
     digits = lambda line: any(c.isdigit() for c in line)  # noqa: E731
     assert strip_chrome(text, keep=digits) == "\n".join(kept)
+
+
+def test_a_related_lists_item_whose_text_follows_its_bare_mark_goes_with_it() -> None:
+    """A list item whose text starts on the line after its mark (``<li>`` then a line
+    break, the text indented as the source indents it): the text goes with the list,
+    however long (here, teasers and their comment counts run into one line); a line after
+    the list, or after a bare mark, that is not indented is read again (version 12)."""
+    teasers = (
+        "渡轮时刻表下周一起调整，早晚高峰加开班次 评论 683救生艇队员在海角救起两名皮划艇爱好者 "
+        "评论 327通往医院的新公交线路本月开通，沿途设置八个站点 评论 150老街夜市重新开张 赞 42"
+    )
+    assert not is_chrome(teasers)
+    text = "\n".join(
+        [PROSE_ZH * 3, "相关推荐", "- ", "\t\t", f"    {teasers}", "-", f"\t{teasers}"]
+    )
+    assert strip_chrome(text) == PROSE_ZH * 3
+    assert strip_chrome(f"{text}\n{PROSE_EN}") == "\n".join([PROSE_ZH * 3, PROSE_EN])
+    assert strip_chrome(f"{text}\n-\n{PROSE_EN}") == "\n".join([PROSE_ZH * 3, PROSE_EN])
+    # under another line, the mark is an empty list item and what follows it is read
+    other = "\n".join([PROSE_ZH * 3, "- ", teasers])
+    assert strip_chrome(other) == "\n".join([PROSE_ZH * 3, teasers])
+
+
+def test_an_article_in_a_layout_with_its_dated_headlines_keeps_its_signature() -> None:
+    """A Chinese article set in a portal's layout, with its lists of other headlines and
+    their dates (an author's latest articles run into one line, a list of the latest news
+    with date, time and section, a related list whose items' text follows their marks):
+    those lines are left out, and the page's signature is the article's (version 11 read
+    them as prose: they moved the fingerprint and took long sentences)."""
+    layout = [
+        "作者最近文章 渡轮时刻表下周一起调整，早晚高峰加开班次2019-09-06救生艇队员在海角救起"
+        "两名皮划艇爱好者2019-08-27通往医院的新公交线路本月开通，沿途设置八个站点2019-08-07"
+        "老街夜市重新开张，摊主们提前一周就开始准备2019-06-28",
+        *(
+            f"- {headline} 2019-09-09 1{n}:{n}8 {section}"
+            for n, (headline, section) in enumerate(
+                [
+                    ("市图书馆延长周末开放时间，并新增自习座位三百个，方便学生复习备考", "文化"),
+                    ("气象台发布大风蓝色预警，提醒市民注意防范高空坠物，出海船只及时回港", "天气"),
+                    ("新建体育公园下月对外开放，园内设有篮球场、足球场和长约三公里的跑道", "城市"),
+                ]
+            )
+        ),
+        "相关推荐",
+        "- ",
+        "    渡轮时刻表下周一起调整，早晚高峰加开班次 评论 683救生艇队员在海角救起两名皮划艇爱好者 "
+        "评论 327通往医院的新公交线路本月开通，沿途设置八个站点 评论 150",
+    ]
+    article = "\n".join(ZH_ARTICLE_NUMBERS)
+    assert strip_chrome("\n".join([article, *layout])) == article
+    alone = page_signature(article)
+    in_layout = page_signature("\n".join([article, *layout]))
+    assert alone is not None and in_layout == alone
+    assert Fingerprinter(chrome=False).simhash("\n".join([article, *layout])) != (
+        Fingerprinter(chrome=False).simhash(article)
+    )
 
 
 @pytest.mark.parametrize(

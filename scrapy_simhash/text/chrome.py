@@ -19,7 +19,14 @@ left out before the words are read (``docs/quality.md``, "Surviving template chr
   sets such a list beside each of its articles and trafilatura often returns it with the
   article, so one article in two layouts came back with two lists of other headlines and
   their summaries (version 8). A heading is a short line alone ("Read more: <headline>" is
-  a link, not a heading), and only what is set as a list under it goes with it.
+  a link, not a heading), and only what is set as a list under it goes with it. An item
+  whose mark stands alone on its line has its text on the next, indented as the page's
+  source indents it (version 12); a line that is not indented is read again;
+* other headlines with their dates (version 12): a list item that is a headline followed by
+  its date stamp ("2019-09-09 18:38", and at most a short section name after it), and a
+  line that :data:`STAMPED_RUN` date stamps or more break into pieces of headline length (a
+  layout's "latest articles" run into one line: "<headline>2019-09-06<headline>2019-03-27
+  ..."). A list that puts the stamp first (a live blog's entries) is not one.
 
 Numbers count no words: a related headline with its date and time is still short. (Judging
 each cell of a table row as a line of its own was measured too: it lost Chinese layout moves.)
@@ -104,6 +111,20 @@ _RELATED_HEADING = re.compile(rf"(?:{_WORD_HEADINGS})(?:\s.*)?|(?:{_CJK_HEADINGS
 _HEADING_TRIM = " \t\u3000-–—#*>»›|[]【】()（）:：.…"
 _HEADING_FIRST = frozenset(h[0] for h in RELATED_HEADINGS)
 _TEASER_LINK = re.compile(r"[:：]\s*\S")
+# A date stamp that a list of other articles sets beside each headline: 2019-09-09 or
+# 2019/09/09 (a time after it or not), or a month and a day with a time: 09-09 18:38. A
+# date followed by a full stop ends a sentence ("Retrieved 2016-05-01.") and is none. (The
+# pattern opens with a digit, and looks behind it only then: a search skips to the digits,
+# three times as fast over the long lines of prose as a pattern opening with the look.)
+_STAMP = re.compile(
+    r"\d(?<![\d/-]\d)(?:\d{3}([-/])\d{1,2}\1\d{1,2}(?:\s*\d{1,2}:\d{2}(?::\d{2})?)?"
+    r"|\d?-\d{1,2}\s+\d{1,2}:\d{2})(?![\d/.-])"
+)
+#: A line broken by this many date stamps or more into pieces of fewer than twice
+#: :data:`MIN_LINE` words is a run of other headlines.
+STAMPED_RUN = 3
+#: A listed headline before its date stamp has fewer words than this.
+HEADLINE = 3 * MIN_LINE
 
 
 def line_size(line: str) -> int:
@@ -140,10 +161,36 @@ def _judged_stripped(s: str) -> tuple[bool, int]:
     separators = _separators(s)
     if separators >= 2 and size / (separators + 1) <= MENU_ITEM:
         return True, size
+    if _is_stamped_run(s, size) or (s.startswith("- ") and _is_dated_headline(s)):
+        return True, size
     if s.startswith(_LISTED) and size < 2 * MIN_LINE:
         cells = [c for c in s.split("|") if c.strip()]
         return s.startswith("- ") or all(line_size(c) < MIN_LINE for c in cells), size
     return False, size
+
+
+def _stamps(s: str) -> int:
+    """How many date stamps a line holds (0 when it has too few hyphens and slashes to
+    hold :data:`STAMPED_RUN`: most lines are told so without the pattern)."""
+    if s.count("-") + s.count("/") < STAMPED_RUN:
+        return 0
+    return len(_STAMP.findall(s))
+
+
+def _is_stamped_run(s: str, size: int) -> bool:
+    """Whether a line is other headlines run together, each with its date stamp."""
+    stamps = _stamps(s)
+    return stamps >= STAMPED_RUN and size / (stamps + 1) < 2 * MIN_LINE
+
+
+def _is_dated_headline(s: str) -> bool:
+    """Whether a list item (``- ``) is a headline and its date stamp: a few words and
+    fewer than :data:`HEADLINE` before its last stamp, fewer than :data:`MIN_LINE` after."""
+    stamps = list(_STAMP.finditer(s))
+    if not stamps:
+        return False
+    last = stamps[-1]
+    return 2 <= line_size(s[2 : last.start()]) < HEADLINE and line_size(s[last.end() :]) < MIN_LINE
 
 
 def is_chrome(line: str) -> bool:
@@ -175,10 +222,11 @@ def _prose_at_least(s: str) -> int | None:
 
     A line has at least the words of its start (a word there is a word of the line or the
     start of one, a CJK character there is one of the line). So a line that is no list item
-    or table row, whose start holds :data:`MIN_LINE` words and more than :data:`MENU_ITEM`
-    for each item between the line's separators, is prose as judged in full. Most of an
-    article's lines are read so, in about a third of the time."""
-    if len(s) <= PREFIX or s.startswith(_LISTED):
+    or table row and holds fewer than :data:`STAMPED_RUN` date stamps, whose start holds
+    :data:`MIN_LINE` words and more than :data:`MENU_ITEM` for each item between the line's
+    separators, is prose as judged in full. Most of an article's lines are read so, in
+    about a third of the time."""
+    if len(s) <= PREFIX or s.startswith(_LISTED) or _stamps(s) >= STAMPED_RUN:
         return None
     least = line_size(s[:PREFIX])
     if least < MIN_LINE:
@@ -196,15 +244,17 @@ def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
     lines: list[str] = []
     kept = 0  # the words of the lines kept; of a long line, at least those of its start
     related = False  # in a list of other articles, under its heading
+    marked = False  # after such a list's bare item mark: an indented line is the item's text
     heading = ""  # the last short chrome line, while no other line has come since
     for line in text.split("\n"):
         s = line.strip()  # once a line, for both readings
-        if related or (heading and s.startswith(_LISTED) and is_related_heading(heading)):
+        if related or (heading and s and _in_list(s) and is_related_heading(heading)):
             # (a heading is looked up only where a list follows it)
-            if _in_list(s):
+            if _in_list(s) or (marked and line[:1].isspace()):
                 related = True
+                marked = s == "-" or (marked and not s)
                 continue
-            related = False
+            related = marked = False
         if s:
             heading = ""
         least = _prose_at_least(s)

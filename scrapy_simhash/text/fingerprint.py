@@ -81,7 +81,10 @@ from .wrap import unwrap
 #: codes after their label ("邮编") and a site's registration numbers (ICP, 公网安备, licences)
 #: are not content numbers: a site's footer no longer makes the numbers veto refuse a copy of
 #: an article in its layout (:mod:`.numbers`).
-FINGERPRINT_VERSION = 11
+#: 12: other headlines with their date stamps are chrome: a list item that is a headline and
+#: its date ("2019-09-09 18:38"), a line of headlines run together between their dates, and
+#: the text of a related list's item that follows its bare mark (:mod:`.chrome`).
+FINGERPRINT_VERSION = 12
 
 BITS = 64
 _MASK = (1 << BITS) - 1
