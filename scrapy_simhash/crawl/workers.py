@@ -103,7 +103,8 @@ class WorkerPool:
         self._closing = False
 
     def start(self) -> None:
-        """Start the workers (each loads its libraries in the background)."""
+        """Start the threads that hand pages to the workers: each starts its worker process
+        with its first page (the process then loads its libraries)."""
         for thread in self._threads:
             thread.start()
 
