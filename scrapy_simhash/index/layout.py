@@ -208,7 +208,7 @@ class Layout:
             and isinstance(blocks, list)
             and isinstance(sub_blocks, list)
             and k < len(blocks) <= BITS
-            and comb(len(blocks), k) * (comb(len(sub_blocks), k) if sub_blocks else 1) <= MAX_TABLES
+            and table_count(k, len(blocks), len(sub_blocks)) <= MAX_TABLES
         ):
             # checked before building: damaged parameters could ask for billions of tables
             raise ValueError(f"stored layout {text[:200]!r} is not one this version builds")
@@ -226,6 +226,12 @@ def _describe_blocks(widths: Sequence[int], sep: str) -> str:
     if len(set(widths)) == 1:
         return f"{len(widths)}{sep}{widths[0]}"
     return "+".join(map(str, widths))
+
+
+def table_count(max_distance: int, blocks: int, sub_blocks: int = 0) -> int:
+    """How many tables :func:`build_layout` builds for these parameters: one for each way
+    to leave ``max_distance`` blocks behind, at each level."""
+    return comb(blocks, max_distance) * (comb(sub_blocks, max_distance) if sub_blocks else 1)
 
 
 def build_layout(max_distance: int, blocks: int, sub_blocks: int = 0) -> Layout:
@@ -281,10 +287,10 @@ def candidate_layouts(max_distance: int) -> list[tuple[int, int]]:
     k = max_distance
     if k == 0:
         return [(1, 0)]
-    out = [(r, 0) for r in range(k + 1, k + 7) if comb(r, k) <= MAX_TABLES]
+    out = [(r, 0) for r in range(k + 1, k + 7) if table_count(k, r) <= MAX_TABLES]
     for r1 in range(k + 1, k + 4):
         for r2 in range(k + 1, k + 4):
-            if comb(r1, k) * comb(r2, k) <= MAX_TABLES:
+            if table_count(k, r1, r2) <= MAX_TABLES:
                 out.append((r1, r2))
     return out
 
