@@ -37,13 +37,15 @@ from .test_fingerprint import CELL_LINES, TEXTS
 from .test_scrapy_crawl import SiteSpider
 
 # A signature is a storage format: these values change only with FINGERPRINT_VERSION
-# (version 12 pinned "page_teasers", whose headlines and their date stamps are chrome since
-# then: its signature is its article's, "page_zh", and changed no other value; version 11
-# pinned "page_footer", whose footer's postal code and registration numbers are no
-# content numbers since then, and changed no other value. Before it: 9; 8's for every text
-# without a space before a paragraph's symbol within CJK text or a run of tildes; 7's for
-# every text without a list of other articles under its heading; 6's for every text whose
-# long sentences hold no content numbers: "en", "zh" and the hard-wrapped ones; since
+# (version 13 pinned "page_priced_teasers", whose headlines with their dates are chrome
+# although they hold a price and a spec: its signature is its article's, and changed no
+# other value; version 12 pinned "page_teasers", whose headlines and their date stamps are
+# chrome since then: its signature is its article's, "page_zh", and changed no other value;
+# version 11 pinned "page_footer", whose footer's postal code and registration numbers are
+# no content numbers since then, and changed no other value. Before it: 9; 8's for every
+# text without a space before a paragraph's symbol within CJK text or a run of tildes; 7's
+# for every text without a list of other articles under its heading; 6's for every text
+# whose long sentences hold no content numbers: "en", "zh" and the hard-wrapped ones; since
 # version 7 a sentence is known by its letters and its content numbers).
 GOLDEN = {
     "en": "e0517daad2885954000000000000000073f77ddb4f45dc94280000000000036297a4b48c4521a294632dd4"
@@ -73,6 +75,10 @@ GOLDEN = {
     # 58b3f730da9498ded6a9dd37f6e3c225944a3cd64e0167d9970000000300079fb0550791582...
     "page_teasers": "3c27f730dac488ded6a9dd37f6e3c2259cca7fdfd60dc5dc490000000300049fb05507915827"
     "7d483cd4abdcff774fc6e8b85770a97eb9484889dc37e33182",
+    # the article's own too; version 12 kept the headlines for their numbers:
+    # fca3f731db84c8def6c1cd3e52eac6059dda7adfdc05c1dd700000000500069fb055079158277d30d8...
+    "page_priced_teasers": "3c27f730dac488ded6a9dd37f6e3c2259cca7fdfd60dc5dc4900000003000"
+    "49fb055079158277d483cd4abdcff774fc6e8b85770a97eb9484889dc37e33182",
 }
 
 PARAGRAPHS = [

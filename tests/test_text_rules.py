@@ -14,6 +14,7 @@ from scrapy_simhash import Fingerprinter, hamming, page_signature
 from scrapy_simhash.text import chrome, numbers
 from scrapy_simhash.text.chrome import (
     MIN_KEPT,
+    Verdict,
     _judged,
     is_chrome,
     is_related_heading,
@@ -142,8 +143,9 @@ def _strip_line_by_line(text: str, keep=None) -> str:
     for i, line in enumerate(lines):
         if i in left_out:
             continue
-        chrome, size = _judged(line)
-        if not chrome or (keep is not None and line.strip() and keep(line)):
+        verdict, size = _judged(line)
+        kept_anyway = verdict is Verdict.CHROME and keep is not None and line.strip()
+        if not verdict or (kept_anyway and keep(line)):
             out.append(line)
             kept += size
     return "\n".join(out) if kept >= MIN_KEPT else text
@@ -284,6 +286,29 @@ def test_an_article_in_a_layout_with_its_dated_headlines_keeps_its_signature() -
     assert Fingerprinter(chrome=False).simhash("\n".join([article, *layout])) != (
         Fingerprinter(chrome=False).simhash(article)
     )
+
+
+def test_other_headlines_holding_a_price_or_a_spec_are_still_chrome() -> None:
+    """The fingerprint keeps chrome lines that hold a content number (a spec line and its
+    price), but not other headlines with their dates, whatever numbers they hold: a
+    headline's "售价2999元" or "12.9英寸" is no spec of this page (version 13; version 12
+    kept such lines, and a copy of the article in another layout lost them)."""
+    run = (
+        "作者最近文章 新款手机搭载八核处理器，售价2999元2019-09-06救生艇队员在海角救起两名"
+        "皮划艇爱好者2019-08-27通往医院的新公交线路本月开通，沿途设置八个站点2019-08-07"
+    )
+    item = "- 新款平板电脑今天发布，屏幕12.9英寸，续航时间长达十个小时 2019-09-09 18:03 科技"
+    spec = "- 屏幕 12.9英寸 重量 682克"  # a spec line: short chrome, kept for its numbers
+    for line in (run, item):
+        assert _judged(line)[0] is Verdict.HEADLINES and has_quantity(normalize(line))
+    assert _judged(spec)[0] is Verdict.CHROME and has_quantity(normalize(spec))
+    article = "\n".join(ZH_ARTICLE_NUMBERS)
+    page = "\n".join([article, run, item, spec])
+    quantities = lambda line: has_quantity(normalize(line))  # noqa: E731
+    assert strip_chrome(page, keep=quantities) == "\n".join([article, spec])
+    assert Fingerprinter().prose(page) == "\n".join([article, spec])
+    with_spec = page_signature("\n".join([article, spec]))
+    assert with_spec is not None and page_signature(page) == with_spec
 
 
 @pytest.mark.parametrize(

@@ -26,21 +26,25 @@ left out before the words are read (``docs/quality.md``, "Surviving template chr
   its date stamp ("2019-09-09 18:38", and at most a short section name after it), and a
   line that :data:`STAMPED_RUN` date stamps or more break into pieces of headline length (a
   layout's "latest articles" run into one line: "<headline>2019-09-06<headline>2019-03-27
-  ..."). A list that puts the stamp first (a live blog's entries) is not one.
+  ..."). A list that puts the stamp first (a live blog's entries) is not one. Such lines
+  are chrome whatever numbers they hold (version 13: :attr:`Verdict.HEADLINES`).
 
 Numbers count no words: a related headline with its date and time is still short. (Judging
 each cell of a table row as a line of its own was measured too: it lost Chinese layout moves.)
 
 A text with fewer than :data:`MIN_KEPT` words of prose is kept whole (a short page, a page of
 lists or tables): fingerprinting a few surviving lines would match unrelated pages. A caller
-may keep lines that a predicate accepts (the fingerprint keeps lines holding a price or a
-spec when numbers are features).
+may keep chrome lines that a predicate accepts (the fingerprint keeps lines holding a price
+or a spec when numbers are features), except other headlines with their dates, whatever
+numbers those hold (version 13: "华为发布麒麟990 5G2019-09-06..." is no spec), and the lists
+under a related heading.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from enum import IntEnum
 
 from .segment import CJK_CHARS
 
@@ -146,27 +150,39 @@ def _separators(s: str) -> int:
     return sum(map(s.count, _SEPARATOR_CHARS))
 
 
-def _judged(line: str) -> tuple[bool, int]:
-    """Whether a line is chrome, and its size in words."""
+class Verdict(IntEnum):
+    """What a line is. Only :attr:`PROSE` is false."""
+
+    PROSE = 0
+    #: Chrome that a caller's predicate may keep (a short spec line with its price).
+    CHROME = 1
+    #: Other headlines with their dates: chrome whatever numbers they hold ("麒麟990 5G
+    #: 2019-09-06"), never kept by a caller's predicate (version 13).
+    HEADLINES = 2
+
+
+def _judged(line: str) -> tuple[Verdict, int]:
+    """What a line is, and its size in words."""
     return _judged_stripped(line.strip())
 
 
-def _judged_stripped(s: str) -> tuple[bool, int]:
+def _judged_stripped(s: str) -> tuple[Verdict, int]:
     """:func:`_judged` of a line stripped of its white space."""
     if not s:
-        return True, 0
+        return Verdict.CHROME, 0
     size = line_size(s)
     if size < MIN_LINE:
-        return True, size
+        return Verdict.CHROME, size
     separators = _separators(s)
     if separators >= 2 and size / (separators + 1) <= MENU_ITEM:
-        return True, size
+        return Verdict.CHROME, size
     if _is_stamped_run(s, size) or (s.startswith("- ") and _is_dated_headline(s)):
-        return True, size
+        return Verdict.HEADLINES, size
     if s.startswith(_LISTED) and size < 2 * MIN_LINE:
         cells = [c for c in s.split("|") if c.strip()]
-        return s.startswith("- ") or all(line_size(c) < MIN_LINE for c in cells), size
-    return False, size
+        listed = s.startswith("- ") or all(line_size(c) < MIN_LINE for c in cells)
+        return Verdict.CHROME if listed else Verdict.PROSE, size
+    return Verdict.PROSE, size
 
 
 def _stamps(s: str) -> int:
@@ -195,7 +211,7 @@ def _is_dated_headline(s: str) -> bool:
 
 def is_chrome(line: str) -> bool:
     """Whether a line is one that site chrome forms rather than an article's prose."""
-    return _judged(line)[0]
+    return bool(_judged(line)[0])
 
 
 def is_related_heading(line: str) -> bool:
@@ -238,9 +254,10 @@ def _prose_at_least(s: str) -> int | None:
 
 
 def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
-    """The prose lines of ``text`` in order, with the lines ``keep`` accepts, or the whole
-    text when they hold fewer than :data:`MIN_KEPT` words. A list of other articles under
-    its heading is left out whole."""
+    """The prose lines of ``text`` in order, with the chrome lines ``keep`` accepts (not
+    other headlines with their dates, :attr:`Verdict.HEADLINES`), or the whole text when
+    they hold fewer than :data:`MIN_KEPT` words. A list of other articles under its heading
+    is left out whole."""
     lines: list[str] = []
     kept = 0  # the words of the lines kept; of a long line, at least those of its start
     related = False  # in a list of other articles, under its heading
@@ -262,8 +279,8 @@ def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
             lines.append(line)
             kept += least
             continue
-        chrome, size = _judged_stripped(s)
-        if not chrome or (keep is not None and s and keep(line)):
+        verdict, size = _judged_stripped(s)
+        if not verdict or (verdict is Verdict.CHROME and keep is not None and s and keep(line)):
             lines.append(line)
             kept += size
         elif s and size < MIN_LINE:

@@ -84,7 +84,10 @@ from .wrap import unwrap
 #: 12: other headlines with their date stamps are chrome: a list item that is a headline and
 #: its date ("2019-09-09 18:38"), a line of headlines run together between their dates, and
 #: the text of a related list's item that follows its bare mark (:mod:`.chrome`).
-FINGERPRINT_VERSION = 12
+#: 13: those headlines are chrome whatever numbers they hold: a price or a spec in another
+#: article's headline ("麒麟990 5G") no longer keeps the line as a content line
+#: (:func:`.chrome.strip_chrome`).
+FINGERPRINT_VERSION = 13
 
 BITS = 64
 _MASK = (1 << BITS) - 1
