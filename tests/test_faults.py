@@ -627,3 +627,29 @@ def test_a_batch_that_never_begins_is_given_up_at_the_last_commit(tmp_path):
                 assert not writes.commit()
             assert writes.given_up
             assert crawler.stats.get_value("simhash/index/unsaved") == 0
+
+
+@deferred_f_from_coro_f
+async def test_a_page_after_the_spider_closed_passes_counted_and_said_once(site, tmp_path, caplog):
+    """A component that outlives the crawl's close (a pipeline still at work, a late
+    callback) asks for a decision: the page passes unchecked, is counted, and the log
+    says so once; the index, already closed, is not opened again."""
+    from scrapy_simhash.crawl.service import DedupService
+
+    settings = {**MIDDLEWARE, "SIMHASH_DIR": str(tmp_path / "simhash"), "SIMHASH_WORKERS": 0}
+    crawler = get_crawler(SiteSpider, settings)
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    assert "simhash/skipped/closed" not in crawler.stats.get_stats()
+    service = DedupService.from_crawler(crawler)
+    caplog.set_level(logging.WARNING)
+    late = " ".join(_word(random.Random(7)) for _ in range(60))
+    for n in (1, 2):
+        decision = await service.decide_text(f"late-{n}", late)
+        assert decision.skipped == "closed" and decision.duplicate_of is None
+        assert crawler.stats.get_value("simhash/skipped/closed") == n
+    said = [r.getMessage() for r in caplog.records if "after the spider closed" in r.getMessage()]
+    assert said == [
+        "A page came after the spider closed: passed on unchecked (simhash/skipped/closed), "
+        "as any later ones"
+    ]
+    assert service._index is None  # not opened again

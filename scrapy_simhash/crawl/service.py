@@ -252,7 +252,7 @@ class DedupService:
     async def close(self) -> None:  # pragma: no mutate block
         """At spider_closed: let the work under way finish, commit, record
         ``simhash/index/size``, release the index, stop the workers."""
-        self._closed = True  # a page arriving from now on passes unchecked
+        self._closed = True  # a page arriving from now on passes unchecked, counted
         await maybe_deferred_to_future(self._turns.settled())
         if self.remote is not None:
             await maybe_deferred_to_future(self.remote.idle())
@@ -284,6 +284,17 @@ class DedupService:
         finally:
             if pool is not None:
                 pool.close()
+
+    def _after_close(self) -> Decision:
+        """A page that comes after spider_closed (from a component that outlives the
+        crawl's close): passed on unchecked, counted, and said once."""
+        if not self.stats.get_value("simhash/skipped/closed"):
+            logger.warning(
+                "A page came after the spider closed: passed on unchecked "
+                "(simhash/skipped/closed), as any later ones",
+                extra={"spider": self.crawler.spider},
+            )
+        return self.skip("closed")
 
     # -- stats -----------------------------------------------------------------------------
 
@@ -367,7 +378,7 @@ class DedupService:
 
     async def _decide(self, key: str, title: str | None, kind: str, *args: Any) -> Decision:
         if self._closed:
-            return Decision(skipped="closed")
+            return self._after_close()
         waiting = self._underway.get(key)
         if waiting is not None:
             return await maybe_deferred_to_future(waiting.wait())
