@@ -263,6 +263,22 @@ def test_reopen_keeps_parameters_and_refuses_mismatches(tmp_path):
         assert [m.key for m in ix.query(1)] == ["c"] and ix.verify() == []
 
 
+def test_a_layout_of_more_tables_than_an_index_holds_is_refused_before_the_index_is_made(
+    tmp_path,
+):
+    """84 tables (k=3, 9 blocks): refused at once, naming the limit, with nothing on disk.
+    Such an index used to fail while it was being made, in LMDB's own words (its named
+    databases ran out), and its stored layout would be refused at every later open."""
+    path = tmp_path / "ix"
+    with pytest.raises(ValueError, match="an index holds at most 64 tables"):
+        SimhashIndex(path, layout=build_layout(3, 9))
+    assert not path.exists()
+    with SimhashIndex(path, layout=build_layout(3, 8)) as ix:  # 56 tables: the most for k=3
+        ix.insert(7, "a")
+    with SimhashIndex(path) as ix:
+        assert ix.layout.tables == 56 and "a" in ix
+
+
 def _overwrite_meta(path, key: bytes, value: bytes) -> None:
     """Write one of an index's parameters as a damaged or other version's index holds it."""
     import lmdb

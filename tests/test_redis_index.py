@@ -93,6 +93,20 @@ def test_other_parameters_are_refused(redis_server, key):
         assert ix.max_distance == 4
 
 
+def test_a_layout_of_more_tables_than_an_index_holds_is_refused_before_any_key(redis_server, key):
+    """84 tables (k=3, 9 blocks): refused at once, naming the limit, before any key is
+    written (the index used to write its meta, then refuse it as bad meta, and leave it on
+    the server)."""
+    with pytest.raises(ValueError, match="an index holds at most 64 tables"):
+        RedisIndex(redis_server.url, key, layout=build_layout(3, 9))
+    with redis_server.client() as client:
+        assert client.keys(f"{{{key}}}*") == []
+    with RedisIndex(redis_server.url, key, layout=build_layout(3, 8)) as ix:  # 56 tables
+        ix.insert(7, "a")
+    with RedisIndex(redis_server.url, key) as ix:
+        assert ix.layout.tables == 56 and "a" in ix
+
+
 def test_an_index_reset_by_another_process_is_not_written_to(redis_server, key):
     with RedisIndex(redis_server.url, key) as ix:
         ix.insert(1, "a")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..text.fingerprint import FINGERPRINT_VERSION
-from .layout import MAX_SUPPORTED_DISTANCE, Layout, choose_layout
+from .layout import MAX_SUPPORTED_DISTANCE, MAX_TABLES, Layout, choose_layout
 from .records import Buckets, choose_key_bytes
 from .storage import Space, Txn
 from .tables import COUNT, RECENT, RECENT_SIZE
@@ -155,6 +155,13 @@ def check_open(
         raise ValueError(f"expected_size must be >= 1, got {expected_size}")
     if layout is not None and max_distance is not None and layout.max_distance != max_distance:
         raise ValueError(f"layout is for max_distance={layout.max_distance}, not {max_distance}")
+    if layout is not None and layout.tables > MAX_TABLES:
+        # an index keeps at most MAX_TABLES tables (LMDB's named databases, the keys a Redis
+        # index removes); a larger layout would be written, then refused at its next open
+        raise ValueError(
+            f"layout '{layout}': an index holds at most {MAX_TABLES} tables (choose fewer "
+            f"blocks, or layout=None to let the index choose)"
+        )
     if readonly and reset:
         raise ValueError("reset=True cannot be used with readonly=True")
     return max_distance
