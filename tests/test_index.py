@@ -949,3 +949,35 @@ def test_stored_format_is_pinned(tmp_path, expected_size, golden):
             {"title": "c"},
         )
     assert _stored_digest(tmp_path / "ix") == golden
+
+
+@pytest.mark.parametrize(("max_distance", "expected_size"), [(5, 10**7), (6, 10**8)])
+def test_the_most_tables_the_index_chooses_fit_in_its_environment(
+    tmp_path, max_distance, expected_size
+):
+    """k=5 at 10 million fingerprints takes 56 tables and 21 recent ones, k=6 at 100
+    million 49 and 28: the most of any k and size. Such an index opens, works and opens
+    again (80 named databases, as the environment held before, were too few: it failed at
+    its first open with LMDB's MDB_DBS_FULL)."""
+    path = tmp_path / "ix"
+    with SimhashIndex(path, max_distance=max_distance, expected_size=expected_size) as ix:
+        assert ix.layout.tables + ix.recent_layout.tables == 77
+        ix.insert(0b1011, "a")
+        assert [m.key for m in ix.query(0b1011 ^ (1 << 40))] == ["a"]
+    with SimhashIndex(path) as ix:
+        assert len(ix) == 1 and ix.verify() == []
+
+
+def test_no_layout_the_index_chooses_has_more_tables_than_its_environment_holds():
+    """Every k and size: the tables, the recent tables and the index's own 9 databases."""
+    from scrapy_simhash.index.layout import MAX_SUPPORTED_DISTANCE
+    from scrapy_simhash.index.lmdb_storage import MAX_DBS
+    from scrapy_simhash.index.tables import RECENT_SIZE
+
+    most = 0
+    for k in range(MAX_SUPPORTED_DISTANCE + 1):
+        recent = choose_layout(k, RECENT_SIZE)
+        for size in (10**e for e in range(1, 11)):
+            tables = choose_layout(k, size).tables
+            most = max(most, tables + (recent.tables if recent.tables < tables else 0))
+    assert most == 77 and most + 9 <= MAX_DBS

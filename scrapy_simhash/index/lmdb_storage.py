@@ -20,13 +20,17 @@ from typing import Any
 
 import lmdb
 
+from .layout import MAX_TABLES
+
 logger = logging.getLogger(__name__)
 
 #: Sparse map reserved at open and never grown (growing it while other processes hold the
 #: environment has known bugs): 1 TiB on 64-bit systems. Only used pages take disk space.
 DEFAULT_MAP_SIZE = (1 << 40) if sys.maxsize > 2**32 else (1 << 30)
-#: Named databases an environment can hold (tables plus the index's own databases).
-MAX_DBS = 80
+#: Named databases an environment can hold: an index's tables (at most MAX_TABLES, and its
+#: recent tables, fewer than those) and its own databases (9), with room to spare. (80, as
+#: it was, was too few for k=5 at 10 million fingerprints: 56 tables, 21 recent ones.)
+MAX_DBS = 2 * MAX_TABLES + 16
 
 
 @dataclass(eq=False)
