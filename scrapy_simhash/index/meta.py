@@ -157,7 +157,8 @@ def check_open(
         raise ValueError(f"layout is for max_distance={layout.max_distance}, not {max_distance}")
     if layout is not None and layout.tables > MAX_TABLES:
         # an index keeps at most MAX_TABLES tables (LMDB's named databases, the keys a Redis
-        # index removes); a larger layout would be written, then refused at its next open
+        # index removes): a larger layout failed half-made on LMDB, and on Redis was written,
+        # then refused as bad meta
         raise ValueError(
             f"layout '{layout}': an index holds at most {MAX_TABLES} tables (choose fewer "
             f"blocks, or layout=None to let the index choose)"
