@@ -521,7 +521,8 @@ def parse_rule(spec: str) -> Rule:
 def ablation_rules() -> list[tuple[str, Rule]]:
     """The signature rule built up one part at a time from the fingerprint alone."""
     d = DEFAULT_RULE
-    veto_only = dataclasses.replace(d, runs_near=-1)  # the sketch never says "a few edits"
+    no_rewrites = dataclasses.replace(d, veto_runs=OFF)  # one shared sentence is no veto
+    veto_only = dataclasses.replace(no_rewrites, runs_near=-1)  # never says "a few edits"
     unshingled = dataclasses.replace(veto_only, shingles_distance=OFF)  # no shingles veto
     any_length = dataclasses.replace(unshingled, numbers_length=0.0)  # at any length
     uncontained = dataclasses.replace(any_length, contained=OFF)  # half the words at any share
@@ -536,7 +537,8 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ("+ a contained page at 0.3 of the words", any_length),
         ("+ numbers compared for pages of like length", unshingled),
         ("+ shingles veto", veto_only),
-        ("+ 3 sentences enough when the shingles agree (the default rule)", d),
+        ("+ 3 sentences enough when the shingles agree", no_rewrites),
+        ("+ at most 1 sentence shared, half the runs: a rewrite (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
     ]

@@ -59,9 +59,9 @@ class _Pages:
         sentences = sentences[:SENTENCES]
         words = rng.choice([0, 40, 80, 90, 100, 110, 200, 400])  # 80 / 100: numbers_length
         numbers = _flip(rng, rng.choice(self.numbers), rng.choice([0, 5, 15, 21, 30]))
-        # 11 or 12 bits from one base: up to 22 or 24 apart (shingles_distance: 22); 5 bits:
-        # 10 apart (runs_near: 10)
-        shingles = _flip(rng, rng.choice(self.shingles), rng.choice([0, 5, 11, 11, 12]))
+        # 11 or 12 bits from one base: up to 22 or 24 apart (shingles_distance: 22); 9 and 5
+        # bits: up to 18 and 17 apart (veto_runs: 18); 5 bits: 10 apart (runs_near: 10)
+        shingles = _flip(rng, rng.choice(self.shingles), rng.choice([0, 5, 9, 11, 11, 12]))
         if rng.random() < 0.1:
             shingles = 0  # a signature without the sketch: never vetoed by it
         return PageSignature(

@@ -422,6 +422,42 @@ def test_rule_guards_and_vetoes():
     )
 
 
+def test_a_rewrite_sharing_one_long_sentence_is_not_a_copy_at_any_distance():
+    """Both pages with 6 long sentences or more, at most one shared, of like length, and
+    their shingles sketches 18 bits apart or more (under about half their runs of words the
+    same): a rewrite, even with its fingerprint within a bit. A copy keeps more runs, or more
+    of its sentences, or is inside a longer text (whose other runs it cannot share)."""
+    rule = Rule()
+    whole = PageSignature(0, tuple(range(1, 9)), 1000, shingles=1 << 63)
+    one = (1, *range(20, 27))  # one of the 8 long sentences kept
+    rewrite = PageSignature(1, one, 980, shingles=1 << 63 | _bits(18))
+    assert rule.decide(rewrite, whole, 3) is None
+    assert rule.decide(whole, rewrite, 3) is None
+    assert rule.decide(PageSignature(0, one, 980, shingles=rewrite.shingles), whole, 3) is None
+    assert Rule(veto_runs=19).decide(rewrite, whole, 3) == "hamming"
+    # a copy whose edits broke 7 of its 8 long sentences but kept more of its runs
+    assert rule.decide(PageSignature(1, one, 980, shingles=1 << 63 | _bits(17)), whole, 3) == (
+        "hamming"
+    )
+    # two long sentences kept
+    two = (1, 2, *range(20, 26))
+    assert rule.decide(PageSignature(1, two, 980, shingles=rewrite.shingles), whole, 3) == (
+        "hamming"
+    )
+    # a text inside one a fifth longer or more: its runs are a part of the longer's
+    assert rule.decide(PageSignature(1, one, 790, shingles=rewrite.shingles), whole, 3) == (
+        "hamming"
+    )
+    assert rule.decide(PageSignature(1, one, 800, shingles=rewrite.shingles), whole, 3) is None
+    # too few long sentences to say
+    five = PageSignature(0, tuple(range(1, 6)), 1000, shingles=1 << 63)
+    assert rule.decide(
+        PageSignature(1, (1, 20, 21, 22, 23), 980, shingles=rewrite.shingles), five, 3
+    ) == ("hamming")
+    # a signature without the sketch has no say
+    assert rule.decide(PageSignature(1, one, 980), whole, 3) == "hamming"
+
+
 def test_a_page_contained_in_a_longer_one_needs_less_than_half_its_words():
     """All but one of the long sentences of the page that has fewer shared, and 5 at least:
     the shorter is contained in the longer, whose extra words are not the article's prose

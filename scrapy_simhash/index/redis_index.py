@@ -192,6 +192,8 @@ RULE_FIELDS = (
     "contained_length",
     "sentences_veto",
     "veto_distance",
+    "veto_runs",
+    "veto_length",
     "shingles_distance",
     "runs_near",
     "numbers_min",

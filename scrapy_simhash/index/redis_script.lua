@@ -348,8 +348,12 @@ local function rule_decide(page, stored, counted)
     runs_apart = pop(bxor(page.sl, stored.sl)) + pop(bxor(page.sh, stored.sh))
   end
   local runs_agree = runs_apart <= R.shingles_distance
-  if d <= k and runs_agree and not (shorter < R.hamming_length
-      or (shared == 0 and d >= R.veto_distance and fewer >= R.sentences_veto)) then
+  -- not the same text: no long sentence shared and the fingerprints apart, or at most one
+  -- shared and, at like length, under about half their runs of words (a rewrite)
+  local rewritten = fewer >= R.sentences_veto
+    and ((shared == 0 and d >= R.veto_distance)
+      or (shared <= 1 and sketched and runs_apart >= R.veto_runs and shorter >= R.veto_length))
+  if d <= k and runs_agree and not (shorter < R.hamming_length or rewritten) then
     return 'hamming'
   end
   local needed = max(R.shared, ceil(R.shared_share * fewer))

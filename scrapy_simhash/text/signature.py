@@ -35,7 +35,13 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
     both pages have :attr:`Rule.sentences_veto` or more long sentences and share none of them
     (a 20%-edited page keeps almost none of its sentences whole; a copy keeps most, but a
     2%-edited copy can break each of its 8 longest, which its fingerprint outweighs at 0 or
-    1 bit), or their shingles sketches differ in more than :attr:`Rule.shingles_distance`
+    1 bit), or both have that many long sentences, share at most one, are of like length
+    (the shorter has :attr:`Rule.veto_length` of the longer's words) and their shingles
+    sketches differ in :attr:`Rule.veto_runs` bits or more, whatever their fingerprints (a
+    rewrite of a fifth of the words can keep the fingerprint within a bit and one long
+    sentence whole; a copy that shares at most one of its long sentences still keeps most of
+    its runs of words, or is inside a longer text), or their shingles sketches differ in
+    more than :attr:`Rule.shingles_distance`
     bits (a shared Jaccard of about 0.3 or less: a 20%-edited page keeps about a third of
     its runs of five words, a 2%-edited copy nine tenths; version 10);
 ``sentences``
@@ -325,6 +331,12 @@ class Rule:
     sentences_veto: int = 6
     #: ... when their fingerprints differ in this many bits or more.
     veto_distance: int = 2
+    #: Nor with at most one shared, at any distance, when their shingles sketches differ in
+    #: this many bits or more (under about half their runs of words the same: a rewrite)...
+    veto_runs: int = 18
+    #: ... and the shorter has at least this share of the longer's words (a text inside a
+    #: longer one shares at most that share of the longer's runs, however alike).
+    veto_length: float = 0.8
     #: The Hamming rule's other veto, and the ``near`` clause's: the shingles sketches differ
     #: in more than this many bits (their words are alike, their runs of words are not: a
     #: rewritten text; version 10).
@@ -363,13 +375,19 @@ class Rule:
         sketched = bool(page.shingles and stored.shingles)
         runs_apart = hamming(page.shingles, stored.shingles) if sketched else 0
         runs_agree = runs_apart <= self.shingles_distance
+        rewritten = fewer >= self.sentences_veto and (
+            (shared == 0 and distance >= self.veto_distance)
+            or (
+                shared <= 1
+                and sketched
+                and runs_apart >= self.veto_runs
+                and shorter >= self.veto_length
+            )
+        )
         if (
             distance <= max_distance
             and runs_agree
-            and not (
-                shorter < self.hamming_length
-                or (shared == 0 and distance >= self.veto_distance and fewer >= self.sentences_veto)
-            )
+            and not (shorter < self.hamming_length or rewritten)
         ):
             return "hamming"
         needed = max(self.shared, math.ceil(self.shared_share * fewer))
