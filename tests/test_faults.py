@@ -653,3 +653,50 @@ async def test_a_page_after_the_spider_closed_passes_counted_and_said_once(site,
         "as any later ones"
     ]
     assert service._index is None  # not opened again
+
+
+class _BrokenPipeline:
+    @classmethod
+    def from_crawler(cls, crawler):
+        raise RuntimeError("a later component cannot start")
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_whose_start_fails_after_the_index_opened_releases_it(site, tmp_path):
+    """A component after the plugin's raises in from_crawler: the crawl never starts, and no
+    spider_closed comes. The index the plugin opened, and its worker threads, are released
+    once the crawler is gone, so that the process can open that index anew (or reset it)."""
+    import gc
+    import threading
+
+    from scrapy_simhash.index import lmdb_storage
+
+    folder = tmp_path / "simhash"
+    settings = {
+        **MIDDLEWARE,
+        "ITEM_PIPELINES": {_BrokenPipeline: 300},
+        "SIMHASH_DIR": str(folder),
+        "SIMHASH_WORKERS": 1,
+    }
+
+    def held() -> list[str]:
+        return [path for path in lmdb_storage._open if path.startswith(str(folder))]
+
+    def workers() -> list[str]:
+        return [t.name for t in threading.enumerate() if t.name.startswith("simhash-worker")]
+
+    crawler = get_crawler(SiteSpider, settings)
+    with pytest.raises(RuntimeError, match="cannot start"):
+        await crawler.crawl_async(start_url=site.url("/index.html"))
+    assert held() and workers()  # opened when the middleware was made
+    del crawler
+    gc.collect()
+    assert held() == []
+    for thread in threading.enumerate():
+        if thread.name.startswith("simhash-worker"):
+            thread.join(timeout=10)
+    assert workers() == []
+    # the index opens again, and can be reset
+    index = SimhashIndex(str(folder / "site"), reset=True)
+    assert len(index) == 0
+    index.close()

@@ -449,11 +449,17 @@ def test_a_rewrite_sharing_one_long_sentence_is_not_a_copy_at_any_distance():
         "hamming"
     )
     assert rule.decide(PageSignature(1, one, 800, shingles=rewrite.shingles), whole, 3) is None
-    # too few long sentences to say
+    # six long sentences each are enough to say; five are too few
+    six = PageSignature(0, tuple(range(1, 7)), 1000, shingles=1 << 63)
+    assert (
+        rule.decide(PageSignature(1, (1, *range(20, 25)), 980, shingles=rewrite.shingles), six, 3)
+        is None
+    )
     five = PageSignature(0, tuple(range(1, 6)), 1000, shingles=1 << 63)
-    assert rule.decide(
-        PageSignature(1, (1, 20, 21, 22, 23), 980, shingles=rewrite.shingles), five, 3
-    ) == ("hamming")
+    assert (
+        rule.decide(PageSignature(1, (1, 20, 21, 22, 23), 980, shingles=rewrite.shingles), five, 3)
+        == "hamming"
+    )
     # a signature without the sketch has no say
     assert rule.decide(PageSignature(1, one, 980), whole, 3) == "hamming"
 

@@ -18,6 +18,7 @@ import hashlib
 import logging
 import os
 import uuid
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from functools import partial
@@ -117,6 +118,18 @@ def index_path(simhash_dir: str, spider_name: str | None) -> str:
     ``scrapy simhash COMMAND SPIDER`` finds it here.
     """
     return os.path.join(data_path(simhash_dir), spider_name or "default")
+
+
+def _release(index: Any, remote: RemoteChecks | None, pool: WorkerPool | None) -> None:
+    """Close an index, its Redis checks' thread and the worker threads."""
+    try:
+        if remote is not None:
+            remote.close()  # its thread, then the index
+        else:
+            index.close()
+    finally:
+        if pool is not None:
+            pool.close(timeout=0)
 
 
 class DedupService:
@@ -222,6 +235,10 @@ class DedupService:
         config = self.config
         if self._pool is not None:
             self._pool.start()
+        # A crawl whose start fails after this (a later component raising in from_crawler)
+        # never sends spider_closed: what the service holds is released when it is collected
+        # (a no-op after close).
+        weakref.finalize(self, _release, index, self.remote, self._pool).atexit = False
         logger.info(
             "Simhash index %(path)s: %(entries)d entries, max distance %(k)d, %(layout)s; "
             "%(workers)s%(dry)s",

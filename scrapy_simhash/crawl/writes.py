@@ -152,8 +152,7 @@ class IndexWrites:
     def commit(self) -> bool:
         """Commit the index writes made so far; False if that failed (then logged, counted,
         and retried later; see :meth:`failed`). Never raises an error of the index."""
-        batch, self._batch = self._batch, None
-        self._cancel_timer()
+        batch = self._take_batch()
         if batch is None and self._unbegun and not self.given_up:
             # the batch for the journal could not begin: begin it now, not after the wait (a
             # failure here is a new attempt, counted toward giving up)
@@ -163,8 +162,7 @@ class IndexWrites:
             except STORAGE_ERRORS as exc:
                 self.failed(exc)
                 return False
-            batch, self._batch = self._batch, None
-            self._cancel_timer()
+            batch = self._take_batch()
         if batch is None:
             return True
         try:
@@ -182,6 +180,13 @@ class IndexWrites:
         self._journal.clear()
         self._failures = 0
         return True
+
+    def _take_batch(self) -> AbstractContextManager[SimhashIndex] | None:
+        """The open batch, which this no longer holds, with its commit's timer cancelled
+        (None when no batch is open)."""
+        batch, self._batch = self._batch, None
+        self._cancel_timer()
+        return batch
 
     def commit_at_close(self) -> None:
         """The last commit, retried here after the waits of :data:`RETRY_DELAYS` (the crawl
