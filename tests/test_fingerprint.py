@@ -88,6 +88,21 @@ WRAPPED_ZH = (
     "吹进去。各地农业部门已经派出技术人员下乡，帮助农民做好防寒准备。"
 )
 
+# EN as trafilatura's fallback extractors return a paragraph whose HTML source is wrapped
+# at no one width: each source line a line, the continued ones indented (version 14 reads
+# it as EN).
+_SOURCE_INDENT = "\n" + " " * 32
+PAGE_SOURCE_WRAPPED = _SOURCE_INDENT.join(
+    [
+        "Scientists at the university observatory announced on Monday that a newly",
+        "discovered comet will pass close to Earth next spring. The comet,",
+        "first spotted by an amateur astronomer",
+        "in Chile, is expected to be visible to the naked eye for several weeks. Astronomers",
+        "said the comet poses no danger, and the observatory plans public viewing nights for",
+        "families and students who want to see the comet through its telescopes.",
+    ]
+)
+
 # A page that sets a list of other articles under its heading, after its article and before
 # a note of its own (version 8 leaves the heading and the list out).
 RELATED_LIST = [
@@ -201,6 +216,11 @@ GOLDEN = {
         # page's own value (version 12 kept them for their numbers: 0xDEC884DB31F7A3FC)
         "page_priced_teasers": 0xDE88C4DA30F7273C,
     },
+    14: {
+        # read as EN (version 13 read its lines apart, the short ones as chrome:
+        # 0x544988D3AE7D51E0)
+        "page_source_wrapped": 0x545988D2AA7D51E0,
+    },
     3: {
         # EN and ZH are one line of prose without numbers: version 2's values
         "en": 0x545988D2AA7D51E0,
@@ -224,6 +244,7 @@ TEXTS = {
     "page_footer": PAGE_FOOTER,
     "page_teasers": PAGE_TEASERS,
     "page_priced_teasers": PAGE_PRICED_TEASERS,
+    "page_source_wrapped": PAGE_SOURCE_WRAPPED,
 }
 # Version 1's options: Charikar's simhash, position decay 150 stretched by (N/300)^0.75, every
 # word kept, no chrome filter, no numbers.
@@ -254,9 +275,10 @@ def test_golden_values() -> None:
     without a number after a word that names a telephone or fax number, a postal code or
     a site's registration number; version 12 for every text without other headlines and
     their date stamps; version 13 for every text without such headlines holding a content
-    number."""
-    assert FINGERPRINT_VERSION == 13
-    for version in (3, 5, 8, 11, 12, 13):
+    number; version 14 for every text without a line indented after a line broken in
+    mid-sentence."""
+    assert FINGERPRINT_VERSION == 14
+    for version in (3, 5, 8, 11, 12, 13, 14):
         for name, value in GOLDEN[version].items():
             assert simhash(TEXTS[name]) == value, (version, name)
 
@@ -278,6 +300,14 @@ def test_version_5_joins_hard_wrapped_lines_where_version_4_read_them_as_they_ar
     assert UNJOINED.content_words(WRAPPED_EN) != Fingerprinter().content_words(WRAPPED_EN)
     for name in GOLDEN[3]:
         assert UNJOINED.simhash(TEXTS[name]) == simhash(TEXTS[name]), name
+
+
+def test_version_14_reads_a_source_wrapped_paragraph_as_one_line() -> None:
+    """Version 13 read the continued lines apart: the short ones were chrome, and two of
+    EN's sentences were cut where the source broke them."""
+    assert UNJOINED.simhash(PAGE_SOURCE_WRAPPED) == 0x544988D3AE7D51E0
+    assert UNJOINED.content_words(PAGE_SOURCE_WRAPPED) != UNJOINED.content_words(EN)
+    assert Fingerprinter().content_words(PAGE_SOURCE_WRAPPED) == Fingerprinter().content_words(EN)
 
 
 def test_a_telephone_number_is_not_a_content_number() -> None:

@@ -37,7 +37,9 @@ from .test_fingerprint import CELL_LINES, TEXTS
 from .test_scrapy_crawl import SiteSpider
 
 # A signature is a storage format: these values change only with FINGERPRINT_VERSION
-# (version 13 pinned "page_priced_teasers", whose headlines with their dates are chrome
+# (version 14 pinned "page_source_wrapped", EN as a fallback extractor returns a paragraph
+# wrapped in its HTML source: its signature is EN's, and changed no other value; version 13
+# pinned "page_priced_teasers", whose headlines with their dates are chrome
 # although they hold a price and a spec: its signature is its article's, and changed no
 # other value; version 12 pinned "page_teasers", whose headlines and their date stamps are
 # chrome since then: its signature is its article's, "page_zh", and changed no other value;
@@ -79,6 +81,10 @@ GOLDEN = {
     # fca3f731db84c8def6c1cd3e52eac6059dda7adfdc05c1dd700000000500069fb055079158277d30d8...
     "page_priced_teasers": "3c27f730dac488ded6a9dd37f6e3c2259cca7fdfd60dc5dc4900000003000"
     "49fb055079158277d483cd4abdcff774fc6e8b85770a97eb9484889dc37e33182",
+    # EN's; version 13 read the source's lines apart:
+    # e0517daed3884954000000000000000073f73df11f5dd4b4240000000000055f20f622f26123c318...
+    "page_source_wrapped": "e0517daad2885954000000000000000073f77ddb4f45dc94280000000000036"
+    "297a4b48c4521a294632dd4059e08057f518333d10eb1a4",
 }
 
 PARAGRAPHS = [

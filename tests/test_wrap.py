@@ -3,6 +3,7 @@ whether extraction kept the wrapped lines or not."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import textwrap
 
@@ -10,7 +11,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash import Fingerprinter, extract_text, hamming, page_signature
 from scrapy_simhash.text.signature import DEFAULT_RULE
-from scrapy_simhash.text.wrap import columns, unwrap
+from scrapy_simhash.text.wrap import columns, join_continued, unwrap
 
 from .test_scrapy_crawl import MIDDLEWARE, crawl, paths
 from .test_signature import OTHER, PARAGRAPHS, _plain_layout
@@ -102,6 +103,84 @@ def test_html_source_lines_kept_with_their_indentation_are_read_as_their_paragra
     assert unwrap(source) == "\n".join(PARAGRAPHS)
     signature = page_signature(source)
     assert signature is not None and signature == page_signature("\n".join(PARAGRAPHS))
+
+
+def _source_wrapped(paragraph: str, rng: random.Random, indent: int = 32) -> str:
+    """A paragraph as trafilatura's fallback extractors return HTML whose source wraps it
+    where its editor pleased: each source line a line, the continued ones indented to the
+    markup's depth; cut after a word that ends no sentence."""
+    words = paragraph.split(" ")
+    lines, line = [], [words[0]]
+    for before, word in itertools.pairwise(words):
+        if not before.endswith((".", "?", "!", ":")) and rng.random() < 0.12:
+            lines.append(" ".join(line))
+            line = []
+        line.append(word)
+    lines.append(" ".join(line))
+    return ("\n" + " " * indent).join(lines)
+
+
+def test_a_paragraph_wrapped_in_its_html_source_at_no_one_width_is_read_as_one_line():
+    """Version 14: the continued lines of a source-wrapped paragraph (too few, and of too
+    many widths, for :func:`unwrap`) are joined to the lines they continue."""
+    rng = random.Random(14)
+    source = "\n".join(_source_wrapped(p, rng) for p in PARAGRAPHS)
+    flowing = "\n".join(PARAGRAPHS)
+    assert source.count("\n") > 2 * len(PARAGRAPHS)
+    assert unwrap(source) is source  # not hard-wrapped at one width
+    assert join_continued(source) == flowing
+    signature = page_signature(source)
+    assert signature is not None and signature == page_signature(flowing)
+    # read line by line (version 13), the short continued lines were taken for chrome and
+    # the sentences were cut where the source broke them
+    before = page_signature(source, LINE_BY_LINE)
+    assert before is not None and signature is not None
+    assert before.words < signature.words
+    assert _shared(before, signature) < len(signature.sentences)
+
+
+def test_only_a_line_broken_in_mid_sentence_is_continued():
+    """A line that ends a sentence or a colon's lead, a blank line, a list item or table row
+    (or a list item's bare mark), a Chinese paragraph's ideographic indent and a single
+    space of indentation each keep the line after them apart."""
+    kept_apart = [
+        "The ferry runs every hour.\n    The first leaves at six.",
+        "Install it with:\n    pip install harbour-market",
+        "The market opens in May\n\n    with forty stalls",
+        "- Ferry timetable changes\n    from Monday morning",
+        "The stalls sell fish\n    - and vegetables from the valley",
+        "| Market hall | opens |\n    next year",
+        "-\n    Ferry timetable changes from Monday",
+        "山区小镇的老粮站今年春天改建成了图书馆\n\u3000\u3000开馆第一周就接待了三千多名读者",
+        "The market opens in May\n with forty stalls",
+    ]
+    for text in kept_apart:
+        assert join_continued(text) == text, text
+    assert join_continued("The market opens in May\n\t\twith forty stalls") == (
+        "The market opens in May with forty stalls"
+    )
+    assert join_continued("“The stalls,” she said\n      “are full.”") == (
+        "“The stalls,” she said “are full.”"
+    )
+
+
+def test_joining_continued_lines_changes_white_space_alone():
+    rng = random.Random(7)
+    words = " ".join(PARAGRAPHS + OTHER).split() + list("".join(ZH_PARAGRAPHS))
+    extra = ["", "   ", "- Ferry timetable", "| a | b |", "    indented line", "\u3000\u3000段落"]
+    joined = 0
+    for _ in range(300):
+        lines = []
+        for _ in range(rng.randint(1, 6)):
+            paragraph = " ".join(rng.choices(words, k=rng.randint(3, 60)))
+            lines += [_source_wrapped(paragraph, rng, rng.choice([2, 8, 32]))]
+            lines += rng.choices(extra, k=rng.randint(0, 2))
+        text = "\n".join(lines)
+        once = join_continued(text)
+        assert once.split() == text.split()
+        joined += once != text
+        assert join_continued(once) == once
+    assert joined > 100
 
 
 def test_texts_that_are_not_hard_wrapped_are_left_alone():

@@ -12,9 +12,10 @@ site's layout then gives nearly the same words as the original. ``chrome=False``
 whole text, as version 2 did; ``Fingerprinter(chrome=False, numbers=False, unwrap=False)``
 computes version 2's fingerprints. Before that, a hard-wrapped text (e-mail, forum posts,
 ``<pre>`` blocks: lines cut at one width in mid-sentence) is read with its wrapped lines
-joined, as a browser shows it (:mod:`.wrap`, version 5), so a copy whose extraction kept the
-line breaks and one whose did not give the same lines; ``unwrap=False`` reads the lines as
-extraction returned them.
+joined, as a browser shows it (:mod:`.wrap`, version 5), and so are the indented continued
+lines of a paragraph whose HTML source was wrapped (version 14), so a copy whose extraction
+kept the line breaks and one whose did not give the same lines; ``unwrap=False`` reads the
+lines as extraction returned them.
 
 Each occurrence of a word counts ``(1 + position / L) ** -decay_power``: the lead of an
 article weighs more than its tail. ``L`` is ``position_decay``, stretched for texts of more
@@ -57,7 +58,7 @@ from .chrome import strip_chrome
 from .lexicon import STOP_WORDS, idf_weight, is_stop_word
 from .numbers import blank_dates, has_quantity
 from .segment import CJK_CHARS, tokenizer
-from .wrap import unwrap
+from .wrap import join_continued, unwrap
 
 #: Names the algorithm (features, weights, hash). Stored in every index; an index built with
 #: another version refuses these fingerprints.
@@ -87,7 +88,11 @@ from .wrap import unwrap
 #: 13: those headlines are chrome whatever numbers they hold: a price or a spec in another
 #: article's headline ("麒麟990 5G") no longer keeps the line as a content line
 #: (:func:`.chrome.strip_chrome`).
-FINGERPRINT_VERSION = 13
+#: 14: a line indented as the page's source indents a paragraph's continued lines is read
+#: joined to the line before it (``unwrap``; :func:`.wrap.join_continued`): trafilatura's
+#: fallback extractors keep a source-wrapped paragraph's line breaks, its own extraction and
+#: the same article in another layout do not.
+FINGERPRINT_VERSION = 14
 
 BITS = 64
 _MASK = (1 << BITS) - 1
@@ -359,7 +364,8 @@ class Fingerprinter:
     ``chrome`` leaves out the lines site chrome forms before the words are read; ``numbers``
     makes the numbers that are not dates, times or counters features (both version 3; off,
     version 2's fingerprints). Numbers never count towards ``min_words``. ``unwrap`` joins
-    the lines of a hard-wrapped text first (version 5; off, version 4's).
+    the lines of a hard-wrapped text first (version 5), and the indented continued lines of a
+    paragraph whose source was wrapped (version 14); off, version 4's.
     """
 
     min_words: int = 20
@@ -399,10 +405,11 @@ class Fingerprinter:
 
     def prose(self, text: str) -> str:
         """The lines of ``text`` the words are read from (with ``unwrap``, its hard-wrapped
-        lines joined first): with ``chrome``, its prose lines (and, with ``numbers``, the
-        lines holding a quantity); else the whole text."""
+        lines and its paragraphs' indented continued lines joined first): with ``chrome``,
+        its prose lines (and, with ``numbers``, the lines holding a quantity); else the
+        whole text."""
         if self.unwrap:
-            text = unwrap(text)
+            text = join_continued(unwrap(text))
         if not self.chrome:
             return text
         return strip_chrome(text, keep=_holds_quantity if self.numbers else None)

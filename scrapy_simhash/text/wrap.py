@@ -26,6 +26,17 @@ On the quality bench (``docs/quality.md``) 54 of its 6,946 texts are hard-wrappe
 essays kept as plain text on an old site, an RFC, English posts whose source lines (and
 their indentation) extraction kept; a list of headlines as wide as wrapped lines is the case
 this reading can mistake.
+
+A paragraph whose HTML source is wrapped at no one width comes back the same way when
+trafilatura falls back to another extractor: each source line a line, the continued ones
+indented as the source indents them (``<p>Law enforcement sources tell TMZ ... the dress
+was taken out of Lupita's`` / ``        room at The London West Hollywood.``), while its own
+extraction, and so the same article in another layout, gives the paragraph as one line. Read
+as they come, the continued lines are short (chrome, to :mod:`.chrome`) and cut the
+paragraph's sentences. So :func:`join_continued` (version 14) joins a line that begins with
+white space (two spaces or tabs or more: not a Chinese paragraph's ideographic indent) to
+the line before it, when that one is not blank and does not end a sentence or open a
+colon's list, and neither is a list item or table row.
 """
 
 from __future__ import annotations
@@ -57,6 +68,10 @@ _WIDE = re.compile(
 _ENDED = re.compile(r"[.!?。！？；;…][\"'”’」』）)]*$")
 # The starts of list items and table rows.
 _ITEM = ("- ", "* ", "• ", "· ", "|")
+# A line continued from the one before: two spaces or tabs or more, then its text.
+_CONTINUED = re.compile(r"[ \t]{2,}\S")
+# A line that ends a sentence, or opens what follows with a colon (a quotation, a list).
+_CLOSED = re.compile(r"[.!?。！？；;…:：][\"'”’」』）)]*$")
 # A line may be full only if it has this many characters or more (a full line of CJK
 # characters at the narrowest width).
 _SHORTEST_FULL = (WIDTHS[0] - RAGGED) // 2
@@ -131,3 +146,32 @@ def unwrap(text: str) -> str:
             and not is_chrome(line)
         )
     return "\n".join(out)
+
+
+def join_continued(text: str) -> str:
+    """``text`` with each line that continues the one before it (indented by two spaces or
+    tabs or more, after a line that is not blank, does not end a sentence or with a colon,
+    and neither a list item or table row) joined to it by a space (``text`` itself when none
+    does)."""
+    if "\n " not in text and "\n\t" not in text:
+        return text  # no line begins with white space: most texts
+    out: list[str] = []
+    for line in text.split("\n"):
+        if out and _CONTINUED.match(line):
+            before = out[-1].rstrip()
+            start = line.lstrip()
+            if (
+                before
+                and not _CLOSED.search(before)
+                and not _listed(before.lstrip())
+                and not _listed(start)
+            ):
+                out[-1] = f"{before} {start}"
+                continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def _listed(line: str) -> bool:
+    """Whether a stripped line is a list item or table row, or a list item's bare mark."""
+    return line == "-" or line.startswith(_ITEM)
