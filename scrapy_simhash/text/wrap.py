@@ -149,10 +149,10 @@ def unwrap(text: str) -> str:
 
 
 def join_continued(text: str) -> str:
-    """``text`` with each line that continues the one before it (indented by two spaces or
-    tabs or more, after a line that is not blank, does not end a sentence or with a colon,
-    and neither a list item or table row) joined to it by a space (``text`` itself when none
-    does)."""
+    """``text`` with each line that continues the one before it joined to it by a space
+    (``text`` itself when none does). A line continues the one before it when it is
+    indented by two spaces or tabs or more, the line before is not blank and does not end a
+    sentence or with a colon, and neither line is a list item or a table row."""
     if "\n " not in text and "\n\t" not in text:
         return text  # no line begins with white space: most texts
     out: list[str] = []
