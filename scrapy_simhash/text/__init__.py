@@ -3,6 +3,8 @@
 * :mod:`.extract`: the main text of an HTML page (trafilatura), with the page's encoding found;
 * :mod:`.segment` and :mod:`.lexicon`: words, jieba's dictionary words for Chinese, stop words;
 * :mod:`.chrome`: the lines of a text that site chrome forms, left out before the words;
+* :mod:`.wrap`: hard-wrapped lines, and a paragraph's lines broken in its HTML source, read
+  joined, as a browser shows them;
 * :mod:`.numbers`: which numbers are features (not dates, times or counters);
 * :mod:`.fingerprint`: weighted word features and the fingerprint (a storage format);
 * :mod:`.signature`: a page's signature (fingerprint and longest sentences) and the rule that

@@ -156,19 +156,26 @@ def join_continued(text: str) -> str:
     if "\n " not in text and "\n\t" not in text:
         return text  # no line begins with white space: most texts
     out: list[str] = []
+    # the line being made: its first line, and the lines joined to it (each piece is read
+    # once: a block of thousands of continued lines costs no more than its length)
+    pieces: list[str] = []
     for line in text.split("\n"):
-        if out and _CONTINUED.match(line):
-            before = out[-1].rstrip()
+        if pieces and _CONTINUED.match(line):
+            before = pieces[-1].rstrip()  # where the line being made ends
             start = line.lstrip()
             if (
                 before
                 and not _CLOSED.search(before)
-                and not _listed(before.lstrip())
+                and not _listed(pieces[0].lstrip())
                 and not _listed(start)
             ):
-                out[-1] = f"{before} {start}"
+                pieces[-1] = before
+                pieces.append(start)
                 continue
-        out.append(line)
+        if pieces:
+            out.append(" ".join(pieces))
+        pieces = [line]
+    out.append(" ".join(pieces))
     return "\n".join(out)
 
 
