@@ -151,6 +151,7 @@ def test_only_a_line_broken_in_mid_sentence_is_continued():
         "The stalls sell fish\n    - and vegetables from the valley",
         "| Market hall | opens |\n    next year",
         "-\n    Ferry timetable changes from Monday",
+        "-\t\n    Ferry timetable changes from Monday",
         "山区小镇的老粮站今年春天改建成了图书馆\n\u3000\u3000开馆第一周就接待了三千多名读者",
         "The market opens in May\n with forty stalls",
     ]

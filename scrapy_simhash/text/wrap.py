@@ -166,7 +166,7 @@ def join_continued(text: str) -> str:
             if (
                 before
                 and not _CLOSED.search(before)
-                and not _listed(pieces[0].lstrip())
+                and not _listed(pieces[0].strip())
                 and not _listed(start)
             ):
                 pieces[-1] = before
