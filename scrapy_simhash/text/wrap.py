@@ -159,6 +159,7 @@ def join_continued(text: str) -> str:
     # the line being made: its first line, and the lines joined to it (each piece is read
     # once: a block of thousands of continued lines costs no more than its length)
     pieces: list[str] = []
+    joined = False
     for line in text.split("\n"):
         if pieces and _CONTINUED.match(line):
             before = pieces[-1].rstrip()  # where the line being made ends
@@ -171,10 +172,13 @@ def join_continued(text: str) -> str:
             ):
                 pieces[-1] = before
                 pieces.append(start)
+                joined = True
                 continue
         if pieces:
             out.append(" ".join(pieces))
         pieces = [line]
+    if not joined:
+        return text
     out.append(" ".join(pieces))
     return "\n".join(out)
 
