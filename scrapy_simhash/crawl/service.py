@@ -294,10 +294,7 @@ class DedupService:
                     where = self.path if self.remote is None else index.path
                     logger.error("Simhash index %s: cannot count its entries (%s)", where, exc)
                 finally:
-                    if self.remote is not None:
-                        self.remote.close()  # its thread, then the index
-                    else:
-                        index.close()
+                    _release(index, self.remote, None)  # the workers are closed below
         finally:
             if pool is not None:
                 pool.close()
