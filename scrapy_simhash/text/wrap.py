@@ -65,13 +65,15 @@ _WIDE = re.compile(
     "\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f"
     "\uff00-\uff60\uffe0-\uffe6\U00020000-\U0003fffd]+"
 )
-_ENDED = re.compile(r"[.!?。！？；;…][\"'”’」』）)]*$")
+_ENDS = ".!?。！？；;…"  # what ends a sentence...
+_CLOSING = "\"'”’」』）)"  # ... and the closing quotes and brackets after it
+_ENDED = re.compile(f"[{_ENDS}][{_CLOSING}]*$")
 # The starts of list items and table rows.
 _ITEM = ("- ", "* ", "• ", "· ", "|")
 # A line continued from the one before: two spaces or tabs or more, then its text.
 _CONTINUED = re.compile(r"[ \t]{2,}\S")
 # A line that ends a sentence, or opens what follows with a colon (a quotation, a list).
-_CLOSED = re.compile(r"[.!?。！？；;…:：][\"'”’」』）)]*$")
+_CLOSED = re.compile(f"[{_ENDS}:：][{_CLOSING}]*$")
 # A line may be full only if it has this many characters or more (a full line of CJK
 # characters at the narrowest width).
 _SHORTEST_FULL = (WIDTHS[0] - RAGGED) // 2
