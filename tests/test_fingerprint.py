@@ -586,6 +586,34 @@ def test_words_read_with_numbers_are_the_content_words_read_without() -> None:
     assert {"4096", "3.5", "1,299"} <= set(with_numbers)
 
 
+def test_a_block_without_cjk_is_read_as_the_token_loop_reads_it() -> None:
+    """A block without CJK characters is read by one pattern and one filter
+    (``_words_no_cjk``); a block with them by the token loop. Random blocks of words, stop
+    words, single letters, numbers, unicode digits, underscores and apostrophes are read
+    alike by both: the loop is made to read each by a CJK word set far after it."""
+    import random
+
+    from scrapy_simhash.text.fingerprint import _block_words
+
+    pieces = [
+        "the", "a", "x", "é", "ω", "word", "naïve", "16gb", "1st", "don't", "it\u2019s", "'90s",
+        "4096", "3.5", "1,299.00", "1.5x", "٣", "x2", "7", "_", "a_b", "12_", "'", "\u2019",
+        "2019-11-19", "10:45", "3 hours ago", "12 comments", "page 2 of 5", "$5", "ß", "ж",
+        " ", " ", " ", ",", ".", "-", "\n", "(", "%",
+    ]  # fmt: skip
+    rng = random.Random(2026)
+    for _ in range(3000):
+        block = normalize("".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))))
+        numbers: list[str] = []
+        fast = _block_words(block, content=True, numbers=True, found_numbers=numbers)
+        looped: list[str] = []
+        tail = "\n" + "x " * 60 + "北京今天下雪了"
+        slow = _block_words(block + tail, content=True, numbers=True, found_numbers=looped)
+        assert slow[: len(fast)] == fast, block
+        assert slow[len(fast) :] == _block_words(tail, content=True, numbers=True), block
+        assert looped == numbers, block
+
+
 def test_numbers_found_while_reading_are_the_number_tokens_of_the_words() -> None:
     """``prose_words`` hands the numbers it reads to its caller (the signature), as
     ``number_tokens`` would find them again among the words: in order, the cut at

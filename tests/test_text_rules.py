@@ -585,6 +585,22 @@ def test_dates_blanked_in_place_keep_every_position_and_give_the_same_words(piec
     assert words.findall(kept) == words.findall(blanked)
 
 
+# Stretches without digits, shorter and longer than the two margins that part two windows.
+_FILLERS = ["lorem ipsum dolor sit amet " * k for k in (1, 2, 3, 4)] + ["x" * 79, "y" * 81]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES + _FILLERS), max_size=40), st.sampled_from(["", " "]))
+def test_dates_blanked_window_by_window_are_those_blanked_in_the_whole_text(pieces, glue) -> None:
+    """``blank_dates`` runs the patterns on windows around each stretch of near digits only;
+    what it blanks is what they blank run on the whole text."""
+    text = normalize(glue.join(pieces))
+    whole = numbers._DATELIKE[True, True].sub(numbers._blank_in_place, text)
+    assert blank_dates(text, keep_length=True) == numbers._YEAR.sub(numbers._spaces, whole)
+    whole = numbers._DATELIKE[True, True].sub(numbers._blank, text)
+    assert blank_dates(text) == numbers._YEAR.sub(" ", whole)
+
+
 @pytest.mark.parametrize(
     ("text", "kept"),
     [

@@ -210,6 +210,9 @@ _DIGITS = re.compile(r"\d+(?:st|nd|rd|th)?")
 _DIGIT = re.compile(r"\d+")
 # Characters either side of a digit that the date and counter patterns may read.
 _MARGIN = 40
+# A stretch of digits, with the digits after it that are at most two margins away (found
+# by the pattern, not by a loop over every number of a page).
+_NEAR_DIGITS = re.compile(rf"\d+(?:\D{{0,{2 * _MARGIN}}}\d+)*")
 _QUANTITY = re.compile(
     rf"(?:{_CURRENCY})\s*\d"
     rf"|\d\s*(?:{_UNITS})(?![^\W\d_])"
@@ -242,17 +245,10 @@ def blank_dates(text: str, keep_length: bool = False) -> str:
     position of a page costs more than its segmentation, so they run on windows of
     :data:`_MARGIN` characters either side of each stretch of digits (wider than any
     pattern reaches from a digit)."""
-    runs = [m.span() for m in _DIGIT.finditer(text)]
-    if not runs:
-        return text
     pieces: list[str] = []
     done = 0  # text[:done] is in pieces
-    begin, end = runs[0]
-    for start, stop in [*runs[1:], (len(text) + 2 * _MARGIN + 1, 0)]:
-        if start - end <= 2 * _MARGIN:  # the same window
-            end = stop
-            continue
-        lo, hi = max(done, begin - _MARGIN), min(len(text), end + _MARGIN)
+    for near in _NEAR_DIGITS.finditer(text):  # one window each
+        lo, hi = max(done, near.start() - _MARGIN), min(len(text), near.end() + _MARGIN)
         window = text[lo:hi]
         if keep_length:
             window = _YEAR.sub(_spaces, _datelike_in(window).sub(_blank_in_place, window))
@@ -260,7 +256,8 @@ def blank_dates(text: str, keep_length: bool = False) -> str:
             window = _YEAR.sub(" ", _datelike_in(window).sub(_blank, window))
         pieces += [text[done:lo], window]
         done = hi
-        begin, end = start, stop
+    if not pieces:
+        return text
     pieces.append(text[done:])
     return "".join(pieces)
 
