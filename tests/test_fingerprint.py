@@ -894,3 +894,22 @@ _NFKC_PIECES = [
 def test_nfkc_is_unicodedata_nfkc(pieces: list[str]) -> None:
     text = "".join(pieces)
     assert nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+def test_a_pages_idf_weights_are_each_words_idf_weight() -> None:
+    """``idf_weights`` (one loop over a page's distinct words) gives each word the weight
+    ``idf_weight`` gives it: Chinese words from jieba's table or its median, any other word
+    (kana and bopomofo are read as Chinese, compatibility ideographs are not) by its length."""
+    from scrapy_simhash.text.lexicon import _chinese_idf, idf_weight, idf_weights
+
+    table, median = _chinese_idf()
+    words = [
+        "北京", "下雪", "的", "龙", "𠀀𠀁", "カタカナ", "ㄅㄆ", "\uf900", "word", "a", "naïve",
+        "1,299.00", "x" * 200, "ж", "한국", "北京下雪降温不在词典里",
+    ]  # fmt: skip
+    expected = [idf_weight(w) for w in words]
+    assert idf_weights(words) == expected
+    assert idf_weights(reversed(words)) == expected[::-1]
+    assert expected[0] == table["北京"] and expected[-1] == median
+    assert expected[8] == 1.0 + np.log(4) and expected[7] == 1.0  # U+F900: by its length
+    assert idf_weights([]) == []

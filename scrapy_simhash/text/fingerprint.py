@@ -55,7 +55,7 @@ import numpy as np
 
 from .caches import make_room
 from .chrome import strip_chrome
-from .lexicon import STOP_WORDS, idf_weight, is_stop_word
+from .lexicon import STOP_WORDS, idf_weights, is_stop_word
 from .numbers import blank_dates, has_quantity
 from .segment import CJK_CHARS, tokenizer
 from .wrap import join_continued, unwrap
@@ -496,8 +496,7 @@ class Fingerprinter:
             tf = np.bincount(ids, weights=at)
         weights = tf**self.tf_exponent
         if self.use_idf:
-            idf = np.fromiter(map(idf_weight, distinct), dtype=np.float64, count=len(distinct))
-            weights *= idf
+            weights *= np.array(idf_weights(distinct), dtype=np.float64)
         if self.max_features is not None and len(weights) > self.max_features:
             keep = np.argsort(-weights, kind="stable")[: self.max_features]
             weights = weights[keep]
