@@ -1255,3 +1255,20 @@ def test_the_numbers_veto_compares_numbers_in_like_amounts():
     assert DEFAULT_RULE.numbers_differ(fewer, more)  # half: still like amounts
     assert not DEFAULT_RULE.numbers_differ(fewer, PageSignature(1, (), 500, (1 << 64) - 1, 11))
     assert not DEFAULT_RULE.numbers_differ(fewer, PageSignature(1, (), 500, (1 << 64) - 1, 0))
+
+
+def test_sentences_end_where_the_end_marks_class_ends_them() -> None:
+    """The split's alternatives are written one end mark each (so that ``re`` skips to where
+    one can begin): the same pieces as the class of end marks and a full stop before white
+    space, on random texts of words, marks, full stops, digits and white space."""
+    import re
+
+    from scrapy_simhash.text import signature
+
+    as_class = re.compile(r"[\n。！？!?；;…]|\.\s+")
+    pieces = ["word", "字", " ", "  ", "\n", "\t", ".", "..", "3.5", "。", "！", "？", "!", "?"]
+    pieces += ["；", ";", "…", "\u3000", "e.g.", "a", "~", "\r"]
+    rng = random.Random(9)
+    for _ in range(3000):
+        text = "".join(rng.choices(pieces, k=rng.randint(0, 30)))
+        assert signature._SENTENCE_END.split(text) == as_class.split(text), repr(text)

@@ -55,8 +55,10 @@ MIN_KEPT = 40
 #: Words per item, at most, in a line of menu items.
 MENU_ITEM = 4
 
-_CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
-_WORD = re.compile(rf"[^\W_{CJK_CHARS}]+")
+# (X+ written XX*: the same matches, and a search skips to where the class matches; ``re``
+# does that for a pattern that opens with a class, not with a repeat of one)
+_CJK_RUN = re.compile(f"[{CJK_CHARS}][{CJK_CHARS}]*")
+_WORD = re.compile(rf"[^\W_{CJK_CHARS}][^\W_{CJK_CHARS}]*")
 _SEPARATOR = re.compile(r"\s[|>/·»›•]\s|[|｜>›»·•]")
 # Each of these is a separator wherever it is.
 _SEPARATOR_CHARS = "|｜>›»·•"

@@ -207,12 +207,14 @@ _YEAR = re.compile(
     rf"(?<![\d.,$€£¥￥₹₩₽])(?:1[89]|20)\d\d(?![\d.,]?\d)(?!\s*(?:{_YEAR_UNITS})(?![^\W\d_]))"
 )
 _DIGITS = re.compile(r"\d+(?:st|nd|rd|th)?")
-_DIGIT = re.compile(r"\d+")
+# (\d+ written \d\d*: the same matches, and a search skips to the next digit; ``re`` does
+# that for a pattern that opens with a character class, not with a repeat of one)
+_DIGIT = re.compile(r"\d\d*")
 # Characters either side of a digit that the date and counter patterns may read.
 _MARGIN = 40
 # A stretch of digits, with the digits after it that are at most two margins away (found
 # by the pattern, not by a loop over every number of a page).
-_NEAR_DIGITS = re.compile(rf"\d+(?:\D{{0,{2 * _MARGIN}}}\d+)*")
+_NEAR_DIGITS = re.compile(rf"\d\d*(?:\D{{0,{2 * _MARGIN}}}\d+)*")
 _QUANTITY = re.compile(
     rf"(?:{_CURRENCY})\s*\d"
     rf"|\d\s*(?:{_UNITS})(?![^\W\d_])"

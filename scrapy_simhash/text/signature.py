@@ -129,8 +129,11 @@ _PARAGRAPH_SYMBOLS = "\u2000-\u2bff\ufffd\U0001f000-\U0001faff"
 # The end marks are taken out with the split: a sentence is measured by its letters. The
 # white space rule is tried only where white space follows (most positions fail that at
 # once) and only in a text holding CJK characters (the one search costs less than trying it
-# at every space of a Latin text).
-_ENDS = r"[\n。！？!?；;…]|\.\s+"
+# at every space of a Latin text). Each alternative begins with its own character, so that
+# the split skips to where one can begin (``re`` does so for a pattern whose alternatives all
+# open with a literal, or that opens with a character class; not for ``[...]+`` or an
+# alternation of classes: half the time of ``[\n。！？!?；;…]|\.\s+``, the same matches).
+_ENDS = "|".join([*map(re.escape, "\n。！？!?；;…"), r"\.\s+"])
 _SENTENCE_END = re.compile(_ENDS)
 # A run of tildes is read as a line break before the split (an alternative of its own in the
 # split's pattern would cost every text a fifth more there, tildes or not).
@@ -139,8 +142,8 @@ _SENTENCE_END_CJK = re.compile(
     rf"{_ENDS}|(?=\s){_CJK_BEFORE_SPACE}\s+(?=[{CJK_CHARS}\d“「『《({_PARAGRAPH_SYMBOLS}])"
 )
 _CJK = re.compile(f"[{CJK_CHARS}]")
-_NOT_LETTER = re.compile(r"[\W\d_]+")
-_DIGITS = re.compile(r"\d+")
+_NOT_LETTER = re.compile(r"[\W\d_][\W\d_]*")  # (as [\W\d_]+: see _ENDS)
+_DIGITS = re.compile(r"\d\d*")
 #: How many consecutive content words make a shingle (:func:`shingles_sketch`).
 SHINGLE = 5
 _SHINGLE_FACTORS = (
