@@ -1,7 +1,7 @@
 """README promises that a crawl must keep, each by a crawl that fails when it breaks: the
 field settings, the text length and body size limits, the commit timer, the dry run's meta,
-redirected and gzip-encoded pages, ``dont_simhash`` items, the add-on's priorities and the
-INFO line that names the index."""
+redirected and gzip-encoded pages, ``dont_simhash`` items, the add-on's priorities, the
+INFO line that names the index, and an article whose HTML source wraps its lines."""
 
 from __future__ import annotations
 
@@ -460,6 +460,77 @@ async def test_a_charset_given_only_by_the_http_header_is_the_one_extracted(site
     with SimhashIndex(tmp_path / "simhash" / "site", readonly=True) as index:
         stored = index.get(site.url("/charset/page.html")).record["title"]
     assert stored == title.encode("utf-8").decode("windows-1252") != title
+
+
+_PIER = (
+    "The harbour commission voted on Tuesday to rebuild the old stone pier that has stood at "
+    "the mouth of the river since the eighteen-sixties, after a winter of storms left two of "
+    "its arches cracked and closed to the public.",
+    "Engineers told the commission that the pier could be saved if work began before the "
+    "autumn tides, and that the cost would be shared between the town, the county and a fund "
+    "raised by the fishing cooperative over the last three years.",
+    "Several residents spoke against the plan at the meeting, saying that the money would be "
+    "better spent on the flood walls along the lower town, where water reached the doors of "
+    "the bakery and the library twice in January.",
+    "The chair of the commission said both projects would go ahead, and that the flood walls "
+    "would be designed this summer so that the two contracts could be let together and the "
+    "work finished before the following winter.",
+)
+
+
+def _source_wrapped(paragraph: str) -> str:
+    """A paragraph as an old page's source holds it: broken where its editor pleased (every
+    4 to 12 words), each continued line indented to the markup's depth."""
+    words, lines, steps = paragraph.split(), [], [11, 5, 9, 4, 12, 6]
+    while words:
+        lines.append(" ".join(words[: steps[len(lines) % len(steps)]]))
+        words = words[steps[(len(lines) - 1) % len(steps)] :]
+    return ("\n" + " " * 32).join(lines)
+
+
+@deferred_f_from_coro_f
+async def test_an_article_whose_source_wraps_its_lines_is_a_copy_of_it_in_paragraphs(
+    site, routes, tmp_path
+):
+    """README (version 14): a paragraph broken in its HTML source is read as one line. One
+    article in a layout of paragraphs, then in an old layout whose source wraps and indents
+    each paragraph's lines between line breaks (extraction keeps those breaks and indents):
+    the second page is dropped as a copy of the first. Read line by line, without joining,
+    the two pages would be kept apart: this crawl tells the two readings apart."""
+    from scrapy_simhash import Fingerprinter
+
+    paragraphs = "".join(f"<p>{p}</p>" for p in _PIER)
+    plain = (
+        "<html><head><title>Pier to be rebuilt</title></head><body><header><nav>"
+        "<a href='/'>Home</a> <a href='/news'>News</a></nav></header><article>"
+        f"<h1>Pier to be rebuilt</h1>{paragraphs}</article><footer>Harbour Gazette</footer>"
+        "</body></html>"
+    ).encode()
+    lines = "".join(f"{_source_wrapped(p)}<br><br>\n" for p in _PIER)
+    old = (
+        "<html><head><title>Pier to be rebuilt</title></head><body>"
+        "<div class='nav'><a href='/'>Home</a> <a href='/news'>News</a></div>"
+        f"<div class='story'>\n{lines}</div></body></html>"
+    ).encode()
+    routes["/wrapped/plain.html"] = (200, "text/html; charset=utf-8", plain)
+    routes["/wrapped/old.html"] = (200, "text/html; charset=utf-8", old)
+    routes["/wrapped/index.html"] = (
+        200,
+        "text/html",
+        b"<html><body><ul><li><a href='/wrapped/plain.html'>a</a></li>"
+        b"<li><a href='/wrapped/old.html'>b</a></li></ul></body></html>",
+    )
+    texts = [extract_text(plain), extract_text(old)]
+    assert "\n" + " " * 32 in texts[1] and "\n " not in texts[0]  # the source's breaks kept
+    by_line = Fingerprinter(unwrap=False)
+    assert not page_signature(texts[1], by_line).is_near_duplicate(
+        page_signature(texts[0], by_line)
+    )
+
+    result = await crawl(MIDDLEWARE, tmp_path, site, start="/wrapped/index.html")
+    assert paths(site, result.kept) == ["/wrapped/plain.html"]
+    assert result.simhash["simhash/unique"] == 1
+    assert result.simhash["simhash/duplicate"] == 1
 
 
 _POLICY = (
