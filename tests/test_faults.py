@@ -662,6 +662,50 @@ class _BrokenPipeline:
 
 
 @deferred_f_from_coro_f
+async def test_an_index_that_fails_to_close_after_a_failed_start_is_logged(
+    site, tmp_path, caplog, capsys
+):
+    """The same failed start, the index's close failing (an I/O error after it closed, put in
+    its place): the release is logged as an error of the package's logger, with its cause,
+    instead of the interpreter printing an error in a finalizer; the worker threads are
+    still closed."""
+    import gc
+    import threading
+
+    from scrapy_simhash.crawl import service as service_module
+
+    settings = {
+        **MIDDLEWARE,
+        "ITEM_PIPELINES": {_BrokenPipeline: 300},
+        "SIMHASH_DIR": str(tmp_path / "simhash"),
+        "SIMHASH_WORKERS": 1,
+    }
+    crawler = get_crawler(SiteSpider, settings)
+    with pytest.raises(RuntimeError, match="cannot start"):
+        await crawler.crawl_async(start_url=site.url("/index.html"))
+    index = getattr(crawler, service_module._ATTRIBUTE)._index
+    close = index.close
+
+    def failing_close() -> None:
+        close()
+        raise OSError(5, "Input/output error")
+
+    index.close = failing_close
+    del crawler
+    with caplog.at_level(logging.ERROR, logger="scrapy_simhash"):
+        gc.collect()
+    [record] = [r for r in caplog.records if r.name == "scrapy_simhash.crawl.service"]
+    assert record.levelno == logging.ERROR
+    assert record.getMessage() == "Closing the simhash index of a crawl that never started failed"
+    assert isinstance(record.exc_info[1], OSError)
+    assert "Exception ignored" not in capsys.readouterr().err
+    for thread in threading.enumerate():
+        if thread.name.startswith("simhash-worker"):
+            thread.join(timeout=10)
+    assert not [t for t in threading.enumerate() if t.name.startswith("simhash-worker")]
+
+
+@deferred_f_from_coro_f
 async def test_a_crawl_whose_start_fails_after_the_index_opened_releases_it(site, tmp_path):
     """A component after the plugin's raises in from_crawler: the crawl never starts, and no
     spider_closed comes. The index the plugin opened, and its worker threads, are released

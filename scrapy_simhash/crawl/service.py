@@ -132,6 +132,16 @@ def _release(index: Any, remote: RemoteChecks | None, pool: WorkerPool | None) -
             pool.close(timeout=0)
 
 
+def _release_unclosed(index: Any, remote: RemoteChecks | None, pool: WorkerPool | None) -> None:
+    """:func:`_release`, for a service collected without ``spider_closed`` (its crawl never
+    started): a failure is logged, as any of the crawl's errors, not printed to stderr as
+    an error in a finalizer."""
+    try:
+        _release(index, remote, pool)
+    except Exception:
+        logger.exception("Closing the simhash index of a crawl that never started failed")
+
+
 class DedupService:
     """Config, index, fingerprinter and stats of one crawl. Get it with :meth:`from_crawler`."""
 
@@ -238,7 +248,7 @@ class DedupService:
         # A crawl whose start fails after this (a later component raising in from_crawler)
         # never sends spider_closed: what the service holds is released when it is collected
         # (a no-op after close).
-        weakref.finalize(self, _release, index, self.remote, self._pool).atexit = False
+        weakref.finalize(self, _release_unclosed, index, self.remote, self._pool).atexit = False
         logger.info(
             "Simhash index %(path)s: %(entries)d entries, max distance %(k)d, %(layout)s; "
             "%(workers)s%(dry)s",
