@@ -591,8 +591,6 @@ def test_a_block_without_cjk_is_read_as_the_token_loop_reads_it() -> None:
     (``_words_no_cjk``); a block with them by the token loop. Random blocks of words, stop
     words, single letters, numbers, unicode digits, underscores and apostrophes are read
     alike by both: the loop is made to read each by a CJK word set far after it."""
-    import random
-
     from scrapy_simhash.text.fingerprint import _block_words
 
     pieces = [
@@ -900,6 +898,8 @@ def test_a_pages_idf_weights_are_each_words_idf_weight() -> None:
     """``idf_weights`` (one loop over a page's distinct words) gives each word the weight
     ``idf_weight`` gives it: Chinese words from jieba's table or its median, any other word
     (kana and bopomofo are read as Chinese, compatibility ideographs are not) by its length."""
+    import math
+
     from scrapy_simhash.text.lexicon import _chinese_idf, idf_weight, idf_weights
 
     table, median = _chinese_idf()
@@ -911,5 +911,5 @@ def test_a_pages_idf_weights_are_each_words_idf_weight() -> None:
     assert idf_weights(words) == expected
     assert idf_weights(reversed(words)) == expected[::-1]
     assert expected[0] == table["北京"] and expected[-1] == median
-    assert expected[8] == 1.0 + np.log(4) and expected[7] == 1.0  # U+F900: by its length
+    assert expected[8] == 1.0 + math.log(4) and expected[7] == 1.0  # U+F900: by its length
     assert idf_weights([]) == []
