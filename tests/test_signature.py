@@ -33,12 +33,14 @@ from scrapy_simhash.text.signature import (
     shingles_sketch,
 )
 
-from .test_fingerprint import CELL_LINES, TEXTS
+from .test_fingerprint import CELL_LINES, DATA_TABLE_ROWS, PAGE_DATA_TABLE, TEXTS
 from .test_scrapy_crawl import SiteSpider
 
 # A signature is a storage format: these values change only with FINGERPRINT_VERSION
-# (version 14 pinned "page_source_wrapped", EN as a fallback extractor returns a paragraph
-# wrapped in its HTML source: its signature is EN's, and changed no other value; version 13
+# (version 15 pinned "page_data_table", whose words count its data table's 106 words beside
+# its prose's 32, and changed no other value; version 14 pinned "page_source_wrapped", EN as
+# a fallback extractor returns a paragraph wrapped in its HTML source: its signature is
+# EN's, and changed no other value; version 13
 # pinned "page_priced_teasers", whose headlines with their dates are chrome
 # although they hold a price and a spec: its signature is its article's, and changed no
 # other value; version 12 pinned "page_teasers", whose headlines and their date stamps are
@@ -85,6 +87,8 @@ GOLDEN = {
     # e0517daed3884954000000000000000073f73df11f5dd4b4240000000000055f20f622f26123c318...
     "page_source_wrapped": "e0517daad2885954000000000000000073f77ddb4f45dc94280000000000036"
     "297a4b48c4521a294632dd4059e08057f518333d10eb1a4",
+    "page_data_table": "6b094c240d3a08e3000000000000000092c9d399fcbf40c38a000000000002ddd120"
+    "70bdd656a8a882f2179c628a41",
 }
 
 PARAGRAPHS = [
@@ -1272,3 +1276,34 @@ def test_sentences_end_where_the_end_marks_class_ends_them() -> None:
     for _ in range(3000):
         text = "".join(rng.choices(pieces, k=rng.randint(0, 30)))
         assert signature._SENTENCE_END.split(text) == as_class.split(text), repr(text)
+
+
+def test_the_first_rows_of_an_article_that_is_mostly_a_table_are_a_shorter_page() -> None:
+    """Version 15. An article that is mostly a data table, and its first 30% (its prose and
+    two rows): the table's rows are chrome to the fingerprint, so the two fingerprints are
+    equal, but the signature counts the table's words in the page's length, and the first
+    30% is not a near duplicate of the whole. Counted as version 14 counted (without the
+    table), they were one page. The whole article in another layout (other chrome lines,
+    its rows run on under a layout's grid of five links) is still the same page."""
+    whole = page_signature(PAGE_DATA_TABLE)
+    start = page_signature("\n".join(PAGE_DATA_TABLE.split("\n")[:4]))
+    assert whole is not None and start is not None
+    assert whole.fingerprint == start.fingerprint
+    assert whole.words > 2 * start.words
+    assert not start.is_near_duplicate(whole) and not whole.is_near_duplicate(start)
+    as_version_14 = replace(whole, words=start.words)
+    assert start.is_near_duplicate(as_version_14)
+
+    grid = ["| Home | News | Sport | Weather |"] * 5
+    moved = "\n".join(
+        [
+            "Coastal Gazette | Sport | Football",
+            *PAGE_DATA_TABLE.split("\n")[:2],
+            *grid,
+            *DATA_TABLE_ROWS,
+            "Share this article",
+            "Sign up for our newsletter",
+        ]
+    )
+    moved_signature = page_signature(moved)
+    assert moved_signature is not None and moved_signature.is_near_duplicate(whole)

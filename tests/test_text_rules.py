@@ -743,3 +743,24 @@ def test_numbers_do_not_make_a_text_long_enough() -> None:
     text = "Prices: " + " ".join(f"${n}.99" for n in range(100)) + " only today"
     assert Fingerprinter(min_words=5).is_too_short(text)
     assert Fingerprinter(min_words=5).fingerprint(text) is None
+
+
+def test_data_tables_are_runs_of_rows_with_filled_cells() -> None:
+    """``data_table_words``: the words of runs of at least DATA_ROWS table rows with at least
+    DATA_CELLS filled cells each; a shorter run, rows of fewer cells (a list of headlines and
+    their dates, a menu row) and lines that are no rows count nothing."""
+    from scrapy_simhash.text.chrome import DATA_CELLS, DATA_ROWS, data_table_words, line_size
+
+    row = "| Harbour City Rovers | Riverside Athletic | home win | 3 |"
+    assert (DATA_ROWS, DATA_CELLS) == (6, 3)
+    table = "\n".join([row] * DATA_ROWS)
+    assert data_table_words(table) == DATA_ROWS * line_size(row) > 0
+    assert data_table_words("\n".join([row] * (DATA_ROWS - 1))) == 0
+    # a run broken by another line is two runs; a run at the end of the text counts
+    broken = "\n".join([row] * 3 + ["A line of prose between the rows."] + [row] * 3)
+    assert data_table_words(broken) == 0
+    assert data_table_words("Intro line.\n" + table) == data_table_words(table + "\nEnd.")
+    headlines = "\n".join(["| Council approves the new bridge | 2019-09-09 |"] * 10)
+    menu = "\n".join(["| Home | | News |"] * 10)  # two filled cells
+    assert data_table_words(headlines) == data_table_words(menu) == 0
+    assert data_table_words("\n".join(["  " + row] * DATA_ROWS)) == data_table_words(table)

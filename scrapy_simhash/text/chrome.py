@@ -255,6 +255,33 @@ def _prose_at_least(s: str) -> int | None:
     return least
 
 
+#: A data table is a run of at least this many table rows...
+DATA_ROWS = 6
+#: ... each with at least this many cells that hold something.
+DATA_CELLS = 3
+
+
+def data_table_words(text: str) -> int:
+    """The words (as :func:`line_size` counts them) of the data tables of ``text``: runs of at
+    least :data:`DATA_ROWS` table rows of at least :data:`DATA_CELLS` filled cells each (a
+    league table, a schedule, a discography; not a layout's menu row or a list of headlines
+    with their dates). Rows of short cells are chrome to :func:`strip_chrome`, whatever
+    table they are in; the page signature counts these words in its length (version 15)."""
+    if "|" not in text:  # no table rows (most texts: one search)
+        return 0
+    words = 0
+    run: list[int] = []  # the sizes of the rows of the current run
+    for line in [*text.split("\n"), ""]:
+        s = line.strip()
+        if s.startswith("|") and sum(1 for cell in s.split("|") if cell.strip()) >= DATA_CELLS:
+            run.append(line_size(s))
+            continue
+        if len(run) >= DATA_ROWS:
+            words += sum(run)
+        run = []
+    return words
+
+
 def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
     """The prose lines of ``text`` in order, with the chrome lines ``keep`` accepts (not
     other headlines with their dates, :attr:`Verdict.HEADLINES`), or the whole text when

@@ -17,7 +17,8 @@ signal beside it, which layouts do not change and edits do:
   cut one). A sentence's words do not tell a product's variants or a league's match reports
   apart, and the sentence rule would take them for one page: their numbers do (version 7;
   without number features, a sentence is known by its letters alone);
-* the count of content words (for the length guards);
+* the count of content words, with the words of the text's data tables that the chrome
+  filter left out (for the length guards; version 15);
 * a 64-bit one-bit minhash of the distinct numbers that are features (prices, specs,
   scores; not dates, times or counters) and their count, for the numbers veto;
 * a 64-bit one-bit minhash of the text's shingles, its runs of :data:`SHINGLE` of the words
@@ -90,6 +91,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .chrome import data_table_words
 from .fingerprint import (
     DEFAULT_FINGERPRINTER,
     Fingerprinter,
@@ -269,7 +271,8 @@ def numbers_sketch(numbers: list[str]) -> int:
 @dataclass(frozen=True)
 class PageSignature:
     """What the index keeps of a page to decide on it: the 64-bit ``fingerprint``, the hashes
-    of its longest ``sentences``, its count of content ``words``, the sketch and count of its
+    of its longest ``sentences``, its count of content ``words`` (with its data tables'
+    words that the chrome filter left out), the sketch and count of its
     content ``numbers``, and the sketch of its ``shingles`` (:func:`shingles_sketch`).
     Picklable; compared with :meth:`is_near_duplicate`."""
 
@@ -432,6 +435,11 @@ def page_signature(
     """The signature of an extracted text, or ``None`` when it is too short to fingerprint
     (under ``fingerprinter.min_words`` content words)."""
     prose = fingerprinter.prose(text)
+    # the words of the data tables the chrome filter left out: no features, but the page's
+    # length (a table-heavy article's first 30% is a shorter page; version 15)
+    tables = data_table_words(text)
+    if tables:
+        tables = max(0, tables - data_table_words(prose))
     normal = nfkc(prose)  # one pass, for the words and the sentences
     read: list[tuple[str, str]] = []  # the blocks read, and their dates blanked
     numbers: list[str] = []  # the tokens that are numbers, found as the words are read
@@ -443,7 +451,7 @@ def page_signature(
     return PageSignature(
         fingerprint=fingerprinter.sketch_of(hashes, weights) & _MASK,
         sentences=longest_sentences(normal, numbers=fingerprinter.numbers, read=read),
-        words=words,
+        words=words + tables,
         numbers=numbers_sketch(numbers),
         number_count=len(set(numbers)),
         shingles=shingles_sketch(in_order),
