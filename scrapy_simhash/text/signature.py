@@ -93,6 +93,7 @@ import numpy as np
 
 from .chrome import data_table_words
 from .fingerprint import (
+    _CJK,
     DEFAULT_FINGERPRINTER,
     Fingerprinter,
     _minhash_from,
@@ -143,7 +144,6 @@ _TILDES = re.compile(r"~~+|〜〜+")
 _SENTENCE_END_CJK = re.compile(
     rf"{_ENDS}|(?=\s){_CJK_BEFORE_SPACE}\s+(?=[{CJK_CHARS}\d“「『《({_PARAGRAPH_SYMBOLS}])"
 )
-_CJK = re.compile(f"[{CJK_CHARS}]")
 _NOT_LETTER = re.compile(r"[\W\d_][\W\d_]*")  # (as [\W\d_]+: see _ENDS)
 _DIGITS = re.compile(r"\d\d*")
 #: How many consecutive content words make a shingle (:func:`shingles_sketch`).
