@@ -145,6 +145,11 @@ def line_size(line: str) -> int:
     return size + sum(map(len, _CJK_RUN.findall(line))) // 2
 
 
+def _filled_cells(s: str) -> list[str]:
+    """The cells of a table row (a line split at ``|``) that hold something."""
+    return [cell for cell in s.split("|") if cell.strip()]
+
+
 def _separators(s: str) -> int:
     """How many separators a line holds (the matches of ``_SEPARATOR``)."""
     if "/" in s:  # a slash is one only between white space
@@ -181,7 +186,7 @@ def _judged_stripped(s: str) -> tuple[Verdict, int]:
     if _is_stamped_run(s, size) or (s.startswith("- ") and _is_dated_headline(s)):
         return Verdict.HEADLINES, size
     if s.startswith(_LISTED) and size < 2 * MIN_LINE:
-        cells = [c for c in s.split("|") if c.strip()]
+        cells = _filled_cells(s)
         listed = s.startswith("- ") or all(line_size(c) < MIN_LINE for c in cells)
         return Verdict.CHROME if listed else Verdict.PROSE, size
     return Verdict.PROSE, size
@@ -273,7 +278,7 @@ def data_table_words(text: str) -> int:
     run: list[int] = []  # the sizes of the rows of the current run
     for line in [*text.split("\n"), ""]:
         s = line.strip()
-        if s.startswith("|") and sum(1 for cell in s.split("|") if cell.strip()) >= DATA_CELLS:
+        if s.startswith("|") and len(_filled_cells(s)) >= DATA_CELLS:
             run.append(line_size(s))
             continue
         if len(run) >= DATA_ROWS:
