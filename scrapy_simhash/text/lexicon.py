@@ -57,7 +57,9 @@ def _chinese_idf() -> tuple[dict[str, float], float]:
 
 def idf_weights(words: Iterable[str]) -> list[float]:
     """:func:`idf_weight` of each word, in one loop (a page's few hundred distinct words;
-    Chinese ones read from the table without a call each)."""
+    Chinese ones read from the table without a call each): a word whose first character is
+    kana, CJK or in the supplementary ideograph planes weighs its IDF in jieba's table (the
+    table's median when it is not there); any other word ``1 + ln(len(word))``."""
     log = math.log
     table: dict[str, float] | None = None
     median = 0.0
@@ -74,9 +76,6 @@ def idf_weights(words: Iterable[str]) -> list[float]:
 
 
 def idf_weight(word: str) -> float:
-    """A positive weight for ``word``: high for rare words, low for frequent ones."""
-    first = word[0]
-    if "\u3040" <= first <= "\u9fff" or "\U00020000" <= first <= "\U0002ffff":
-        table, median = _chinese_idf()
-        return table.get(word, median)
-    return 1.0 + math.log(len(word))
+    """A positive weight for ``word``: high for rare words, low for frequent ones (Chinese
+    words from jieba's table, others by their length: :func:`idf_weights`)."""
+    return idf_weights((word,))[0]
