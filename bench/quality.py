@@ -537,7 +537,7 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ("+ a contained page at 0.3 of the words", any_length),
         ("+ numbers compared for pages of like length", unshingled),
         ("+ shingles veto", veto_only),
-        ("+ 3 sentences enough when the shingles agree", no_rewrites),
+        ("+ runs of words mostly the same: 3 sentences enough, no sentences veto", no_rewrites),
         ("+ at most 1 sentence shared, half the runs: a rewrite (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),

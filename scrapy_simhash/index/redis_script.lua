@@ -348,16 +348,18 @@ local function rule_decide(page, stored, counted)
     runs_apart = pop(bxor(page.sl, stored.sl)) + pop(bxor(page.sh, stored.sh))
   end
   local runs_agree = runs_apart <= R.shingles_distance
-  -- not the same text: no long sentence shared and the fingerprints apart, or at most one
-  -- shared and, at like length, under about half their runs of words (a rewrite)
+  local runs_alike = sketched and runs_apart <= R.runs_near -- a few edits, at most
+  -- not the same text: no long sentence shared and the fingerprints apart (unless most runs
+  -- of words are the same), or at most one shared and, at like length, under about half
+  -- their runs of words (a rewrite)
   local rewritten = fewer >= R.sentences_veto
-    and ((shared == 0 and d >= R.veto_distance)
+    and ((shared == 0 and d >= R.veto_distance and not runs_alike)
       or (shared <= 1 and sketched and runs_apart >= R.veto_runs and shorter >= R.veto_length))
   if d <= k and runs_agree and not (shorter < R.hamming_length or rewritten) then
     return 'hamming'
   end
   local needed = max(R.shared, ceil(R.shared_share * fewer))
-  if (d <= k + R.near and runs_agree) or (sketched and runs_apart <= R.runs_near) then
+  if (d <= k + R.near and runs_agree) or runs_alike then
     needed = R.shared
   end
   local counts = counted or shared

@@ -34,17 +34,19 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
     :attr:`Rule.hamming_length` of the longer's words (a first page of a long article is not
     the article), or the fingerprints differ in :attr:`Rule.veto_distance` bits or more and
     both pages have :attr:`Rule.sentences_veto` or more long sentences and share none of them
-    (a 20%-edited page keeps almost none of its sentences whole; a copy keeps most, but a
+    while their shingles sketches differ in more than :attr:`Rule.runs_near` bits (a
+    20%-edited page keeps almost none of its sentences whole; a copy keeps most, but a
     2%-edited copy can break each of its 8 longest, which its fingerprint outweighs at 0 or
-    1 bit), or both have that many long sentences, share at most one, are of like length
-    (the shorter has :attr:`Rule.veto_length` of the longer's words) and their shingles
-    sketches differ in :attr:`Rule.veto_runs` bits or more, whatever their fingerprints (a
-    rewrite of a fifth of the words can keep the fingerprint within a bit and one long
-    sentence whole; a copy that shares at most one of its long sentences still keeps most of
-    its runs of words, or is inside a longer text), or their shingles sketches differ in
-    more than :attr:`Rule.shingles_distance`
-    bits (a shared Jaccard of about 0.3 or less: a 20%-edited page keeps about a third of
-    its runs of five words, a 2%-edited copy nine tenths; version 10);
+    1 bit and its runs of words at any distance: most of them are the same, which a
+    rewrite's are not), or both have that many long sentences, share at most one, are of
+    like length (the shorter has :attr:`Rule.veto_length` of the longer's words) and their
+    shingles sketches differ in :attr:`Rule.veto_runs` bits or more, whatever their
+    fingerprints (a rewrite of a fifth of the words can keep the fingerprint within a bit
+    and one long sentence whole; a copy that shares at most one of its long sentences still
+    keeps most of its runs of words, or is inside a longer text), or their shingles sketches
+    differ in more than :attr:`Rule.shingles_distance` bits (a shared Jaccard of about 0.3 or
+    less: a 20%-edited page keeps about a third of its runs of five words, a 2%-edited copy
+    nine tenths; version 10);
 ``sentences``
     they share :attr:`Rule.shared` or more of their longest sentences, and at least
     :attr:`Rule.shared_share` of those of the page that has fewer (a few long sentences that
@@ -335,7 +337,8 @@ class Rule:
     contained_length: float = 0.3
     #: Both pages with this many long sentences and none shared: not the same text...
     sentences_veto: int = 6
-    #: ... when their fingerprints differ in this many bits or more.
+    #: ... when their fingerprints differ in this many bits or more (and their shingles
+    #: sketches in more than ``runs_near``).
     veto_distance: int = 2
     #: Nor with at most one shared, at any distance, when their shingles sketches differ in
     #: this many bits or more (under about half their runs of words the same: a rewrite)...
@@ -348,7 +351,8 @@ class Rule:
     #: rewritten text; version 10).
     shingles_distance: int = 22
     #: ``shared`` sentences are enough too when the shingles sketches are within this many
-    #: bits (most of their runs of words are the same: a few edits, whatever the fingerprint).
+    #: bits (most of their runs of words are the same: a few edits, whatever the fingerprint
+    #: or the long sentences the edits broke).
     runs_near: int = 10
     #: The numbers veto applies when both pages have this many content numbers...
     numbers_min: int = 3
@@ -381,8 +385,9 @@ class Rule:
         sketched = bool(page.shingles and stored.shingles)
         runs_apart = hamming(page.shingles, stored.shingles) if sketched else 0
         runs_agree = runs_apart <= self.shingles_distance
+        runs_alike = sketched and runs_apart <= self.runs_near  # a few edits, at most
         rewritten = fewer >= self.sentences_veto and (
-            (shared == 0 and distance >= self.veto_distance)
+            (shared == 0 and distance >= self.veto_distance and not runs_alike)
             or (
                 shared <= 1
                 and sketched
@@ -397,9 +402,7 @@ class Rule:
         ):
             return "hamming"
         needed = max(self.shared, math.ceil(self.shared_share * fewer))
-        if (distance <= max_distance + self.near and runs_agree) or (
-            sketched and runs_apart <= self.runs_near
-        ):
+        if (distance <= max_distance + self.near and runs_agree) or runs_alike:
             needed = self.shared  # long sentences shared, and a few edits
         counts = shared if counted is None else counted
         if counts >= needed and shorter >= self.length:
