@@ -521,7 +521,8 @@ def parse_rule(spec: str) -> Rule:
 def ablation_rules() -> list[tuple[str, Rule]]:
     """The signature rule built up one part at a time from the fingerprint alone."""
     d = DEFAULT_RULE
-    no_rewrites = dataclasses.replace(d, veto_runs=OFF)  # one shared sentence is no veto
+    one_not_enough = dataclasses.replace(d, runs_same=-1)  # one sentence never enough
+    no_rewrites = dataclasses.replace(one_not_enough, veto_runs=OFF)  # one shared: no veto
     veto_only = dataclasses.replace(no_rewrites, runs_near=-1)  # never says "a few edits"
     unshingled = dataclasses.replace(veto_only, shingles_distance=OFF)  # no shingles veto
     any_length = dataclasses.replace(unshingled, numbers_length=0.0)  # at any length
@@ -538,7 +539,8 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ("+ numbers compared for pages of like length", unshingled),
         ("+ shingles veto", veto_only),
         ("+ runs of words mostly the same: 3 sentences enough, no sentences veto", no_rewrites),
-        ("+ at most 1 sentence shared, half the runs: a rewrite (the default rule)", d),
+        ("+ at most 1 sentence shared, half the runs: a rewrite", one_not_enough),
+        ("+ 1 sentence enough when nearly all runs agree (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
     ]

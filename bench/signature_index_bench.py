@@ -44,7 +44,12 @@ def pages(n: int, seed: int, offset: int = 0) -> list[tuple[PageSignature, str]]
     out = []
     for i in range(n):
         sentences = tuple(rng.randrange(1, pool) for _ in range(8))
-        signature = PageSignature(rng.getrandbits(64), sentences, rng.randrange(100, 2000))
+        signature = PageSignature(
+            rng.getrandbits(64),
+            sentences,
+            rng.randrange(100, 2000),
+            shingles=rng.getrandbits(64),  # a page's sketch of its runs of words
+        )
         out.append((signature, f"https://example.com/{offset + i}"))
     return out
 

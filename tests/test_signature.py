@@ -655,6 +655,35 @@ def test_three_shared_sentences_are_enough_when_the_runs_of_words_agree(tmp_path
     _guards_hold_and_an_index_decides_alike(tmp_path, stored, copy, apart, 12)
 
 
+def test_one_shared_sentence_is_enough_when_nearly_all_runs_of_words_agree(tmp_path):
+    """An ad or a list put into an article, or a few edits near its top, can move its
+    fingerprint past k and break all but one of its long sentences, while nearly all its
+    runs of words stay: shingles sketches within ``Rule.runs_same`` bits (a Jaccard of
+    about 0.85 or more). One shared sentence is then enough, and an index finds the stored
+    page through it. A bit farther, no sentence shared, or no sketch: not enough."""
+    rule = Rule()
+    assert (rule.fewest_shared, Rule(runs_same=-1).fewest_shared) == (1, rule.shared)
+    assert Rule(runs_same=-1, contained=2).fewest_shared == 2
+    base = 1 << 62
+    stored = PageSignature(0, tuple(range(1, 9)), 1000, shingles=base)
+    copy = PageSignature(_bits(5), (1, *range(20, 27)), 990, shingles=base ^ _bits(5))
+    assert rule.decide(copy, stored, 3) == "sentences"
+    assert stored.is_near_duplicate(copy)
+    assert Rule(runs_same=4).decide(copy, stored, 3) is None
+    assert Rule(runs_same=-1).decide(copy, stored, 3) is None
+    assert rule.decide(copy, stored, 3, counted=0) is None  # the guard left it out
+    unshared = replace(copy, sentences=tuple(range(20, 28)))
+    assert rule.decide(unshared, stored, 3) is None
+    assert rule.decide(replace(copy, shingles=0), stored, 3) is None
+    apart = replace(copy, shingles=base ^ _bits(6))
+    assert rule.decide(apart, stored, 3) is None
+    _guards_hold_and_an_index_decides_alike(tmp_path, stored, copy, apart, 5)
+    # the index looks at a stored page's sketch alone before decoding it whole
+    assert PageSignature.shingles_of(copy.pack()) == copy.shingles
+    assert PageSignature.shingles_of(copy.pack() + b"\x00\x01\x02\x03") == copy.shingles
+    assert PageSignature.shingles_of(copy.pack()[:30]) == 0
+
+
 def test_an_article_in_another_sites_layout_shares_its_sentences():
     plain = _signature(_plain_layout("Grain terminal to become a market hall", PARAGRAPHS))
     busy = _signature(_busy_layout("Grain terminal to become a market hall", PARAGRAPHS))

@@ -418,23 +418,29 @@ class SimhashIndex(IndexFace):
             stored = sentences.get(txn, doc_id(match.key))
             if stored is None or rule.decide(signature, stored, k) == "hamming":
                 return match
-        if signature is None or len(signature.sentences) < rule.shared:
+        fewest = rule.fewest_shared
+        if signature is None or not signature.sentences or len(signature.sentences) < fewest:
             return None
         found: list[tuple[int, int, str, Match]] = []
         for other, counted in sentences.shared(
             txn, signature.sentences, rule.guard, exclude, site
         ).items():
-            if counted < rule.shared:
+            if counted < fewest:
                 continue
+            if rule.needs_runs(counted) and not rule.runs_same_as(
+                signature.shingles, sentences.shingles(txn, other)
+            ):
+                continue  # decoded only when its runs of words could take so few sentences
             stored = sentences.get(txn, other)
+            by = None if stored is None else rule.decide(signature, stored, k, counted)
+            if by is None:
+                continue  # its document is read only when the rule takes it
             data = txn.get(other, db=self._docs.docs)
-            if stored is None or data is None:
+            if data is None:
                 continue
-            by = rule.decide(signature, stored, k, counted)
-            if by is not None:
-                stored_fp, key, record = decode_doc(data)
-                distance = hamming(fingerprint, stored_fp)
-                found.append((-counted, distance, key, Match(stored_fp, key, distance, record, by)))
+            stored_fp, key, record = decode_doc(data)
+            distance = hamming(fingerprint, stored_fp)
+            found.append((-counted, distance, key, Match(stored_fp, key, distance, record, by)))
         return min(found)[3] if found else None
 
     def _check_and_store(

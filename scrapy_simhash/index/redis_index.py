@@ -58,8 +58,12 @@ then by key (compared byte by byte: the UTF-8 order is the code points'); the fi
 a stored signature, or that :meth:`.Rule.decide` accepts by the Hamming rule, wins (a bare
 fingerprint: the first). Else the postings of the page's sentences (one HMGET), each counted
 when it lists fewer than ``guard`` documents together with the pages of the page's site
-dropped through it (``reps``, one HMGET); of the documents counting ``shared`` or more,
-those the rule accepts, the best by (most counted, nearest, key). The script reads the rule's
+dropped through it (``reps``, one HMGET); of the documents counting
+:attr:`.Rule.fewest_shared` or more, those the rule accepts, the best by (most counted,
+nearest, key). A document counting fewer than the rule takes without its runs of words
+(:meth:`.Rule.needs_runs`) is decided only when its shingles sketch, read from its packed
+signature before the checksum, is near (:meth:`.Rule.runs_same_as`; the rule would refuse it
+otherwise), as on LMDB. The script reads the rule's
 parameters from its arguments (:data:`RULE_FIELDS` of the index's :attr:`RedisIndex.rule`,
 ``DEFAULT_RULE``), so Python is the one place they are defined; the arithmetic is the same
 (doubles for the share and the length ratios, popcounts on 32-bit halves), and
@@ -196,6 +200,7 @@ RULE_FIELDS = (
     "veto_length",
     "shingles_distance",
     "runs_near",
+    "runs_same",
     "numbers_min",
     "numbers_distance",
     "numbers_ratio",

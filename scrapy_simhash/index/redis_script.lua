@@ -321,6 +321,15 @@ end
 local R = {}
 for i = 11, FIRST - 1, 2 do R[ARGV[i]] = tonumber(ARGV[i + 1]) end
 
+-- whether the page's runs of words are nearly all those of a packed signature s, by their
+-- shingles sketches, read alone (Rule.runs_same_as)
+local function runs_same(page, s)
+  if #s < 31 then return false end
+  local sl, sh = le32(s, 17), le32(s, 21)
+  if (page.sl == 0 and page.sh == 0) or (sl == 0 and sh == 0) then return false end
+  return pop(bxor(page.sl, sl)) + pop(bxor(page.sh, sh)) <= R.runs_same
+end
+
 -- the rule by which page is a near duplicate of stored, or nil (Rule.decide); counted: the
 -- shared sentences that pass the guard (nil: every shared sentence)
 local function rule_decide(page, stored, counted)
@@ -362,6 +371,8 @@ local function rule_decide(page, stored, counted)
   if (d <= k + R.near and runs_agree) or runs_alike then
     needed = R.shared
   end
+  -- nearly all runs of words the same: one sentence to find it by
+  if sketched and runs_apart <= R.runs_same then needed = min(needed, 1) end
   local counts = counted or shared
   if counts >= needed and shorter >= R.length then return 'sentences' end
   -- contained: what the longer adds is not the article's prose
@@ -414,7 +425,10 @@ local function decide(found)
   -- sentence candidates: the documents holding the page's sentences, each sentence counted
   -- when fewer than guard documents hold it, with the pages of the page's site dropped
   -- through it (reps); the best by (-counted, distance, key)
-  if not page or #page.s < R.shared or #page.s == 0 then return nil end
+  -- the fewest shared sentences the rule ever takes (Rule.fewest_shared)
+  local fewest = min(R.shared, R.contained)
+  if R.runs_same >= 0 then fewest = min(fewest, 1) end
+  if not page or #page.s < fewest or #page.s == 0 then return nil end
   local names = {}
   for j, s in ipairs(page.s) do names[j] = sentence_key(s) end
   local postings = redis.call('HMGET', sents, unpack(names))
@@ -451,14 +465,19 @@ local function decide(found)
   local best = nil
   for _, id in ipairs(order) do
     local counted = tally[id]
-    if counted >= R.shared then
+    if counted >= fewest then
       local stored = redis.call('HGET', sigs, id)
-      local data = redis.call('HGET', docs, id)
-      if stored and data then
+      -- so few sentences take it only with nearly the same runs of words: a look at its
+      -- shingles sketch before the checksum and the rest (Rule.needs_runs)
+      if stored and counted < min(R.shared, R.contained) and not runs_same(page, stored) then
+        stored = nil
+      end
+      if stored then
         stored = stored_signature(stored, id)
         if stored.err then return stored end
         local by = rule_decide(page, stored, counted)
-        if by then
+        local data = by and redis.call('HGET', docs, id)
+        if data then
           local d = pop(bxor(head(data, 1), qh)) + pop(bxor(head(data, 5), ql))
           local c = {id = id, data = data, d = d, rule = by, counted = counted,
                      key = record_key(data), sig = stored}

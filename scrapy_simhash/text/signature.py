@@ -56,15 +56,18 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
     their shingles sketches within :attr:`Rule.shingles_distance`, as for ``hamming``) or
     their shingles sketches within :attr:`Rule.runs_near` bits (most of their runs of words
     the same, a Jaccard of about 0.7 or more: a few edits, wherever the fingerprint landed,
-    as edits near the top or a layout's lead can move it far), and
-    the shorter has at least :attr:`Rule.length` of the longer's words, or only
-    :attr:`Rule.contained_length` of them when they share all but one of the long sentences
-    of the page that has fewer, and :attr:`Rule.contained` or more (the shorter page is
-    contained in the longer: the longer's extra words are not prose of the same article,
-    which would have taken places among its longest sentences, but shorter text around it,
-    such as a layout's comments or lists). In an index, a
-    sentence held by :attr:`Rule.guard` or more stored pages does not count (a disclaimer, a
-    byline, a newsletter box): that is learned across pages, and acts only in the decision.
+    as edits near the top or a layout's lead can move it far), and one shared sentence is
+    enough when their shingles sketches are within :attr:`Rule.runs_same` bits (nearly all
+    their runs of words the same, a Jaccard of about 0.85 or more: an ad, a list or a few
+    edits moved the fingerprint and broke most long sentences; the one sentence finds the
+    stored page in an index), and the shorter has at least :attr:`Rule.length` of the
+    longer's words, or only :attr:`Rule.contained_length` of them when they share all but
+    one of the long sentences of the page that has fewer, and :attr:`Rule.contained` or more
+    (the shorter page is contained in the longer: the longer's extra words are not prose of
+    the same article, which would have taken places among its longest sentences, but
+    shorter text around it, such as a layout's comments or lists). In an index, a sentence
+    held by :attr:`Rule.guard` or more stored pages does not count (a disclaimer, a byline,
+    a newsletter box): that is learned across pages, and acts only in the decision.
 
 Neither applies when their numbers disagree: both have :attr:`Rule.numbers_min` content
 numbers or more, in like amounts (the fewer at least :attr:`Rule.numbers_ratio` of the more),
@@ -302,6 +305,12 @@ class PageSignature:
         )
         return head + struct.pack(f"<{len(self.sentences)}Q", *self.sentences)
 
+    @staticmethod
+    def shingles_of(data: bytes) -> int:
+        """The shingles sketch in the stored form ``data`` (0 when it is too short to hold
+        one), read alone."""
+        return int.from_bytes(data[16:24], "little") if len(data) >= _HEAD.size else 0
+
     @classmethod
     def unpack(cls, data: bytes) -> PageSignature:
         """The signature :meth:`pack` gave; ValueError if ``data`` is not one."""
@@ -354,6 +363,9 @@ class Rule:
     #: bits (most of their runs of words are the same: a few edits, whatever the fingerprint
     #: or the long sentences the edits broke).
     runs_near: int = 10
+    #: One shared sentence is enough when the shingles sketches are within this many bits
+    #: (nearly all their runs of words are the same; -1: never).
+    runs_same: int = 5
     #: The numbers veto applies when both pages have this many content numbers...
     numbers_min: int = 3
     #: ... and vetoes when their numbers sketches differ in more bits than this...
@@ -404,12 +416,33 @@ class Rule:
         needed = max(self.shared, math.ceil(self.shared_share * fewer))
         if (distance <= max_distance + self.near and runs_agree) or runs_alike:
             needed = self.shared  # long sentences shared, and a few edits
+        if self.runs_same_as(page.shingles, stored.shingles):
+            needed = min(needed, 1)  # one sentence to find it by: the runs say the rest
         counts = shared if counted is None else counted
         if counts >= needed and shorter >= self.length:
             return "sentences"
         if counts >= max(self.contained, fewer - 1) and shorter >= self.contained_length:
             return "sentences"  # contained: what the longer adds is not the article's prose
         return None
+
+    @property
+    def fewest_shared(self) -> int:
+        """The fewest shared sentences the sentence rule ever takes (an index reads no
+        stored page sharing fewer): ``shared`` or ``contained``, or one when nearly all
+        the runs of words can say the rest."""
+        fewest = min(self.shared, self.contained)
+        return min(fewest, 1) if self.runs_same >= 0 else fewest
+
+    def runs_same_as(self, a: int, b: int) -> bool:
+        """Whether nearly all the runs of words of two pages are the same, by their shingles
+        sketches ``a`` and ``b``: both sketched, within :attr:`runs_same` bits (then one
+        shared sentence is enough)."""
+        return bool(a and b) and hamming(a, b) <= self.runs_same
+
+    def needs_runs(self, counted: int) -> bool:
+        """Whether the sentence rule takes ``counted`` shared sentences only when nearly all
+        the runs of words are the same (fewer than ``shared`` and ``contained``)."""
+        return counted < min(self.shared, self.contained)
 
     def numbers_differ(self, a: PageSignature, b: PageSignature) -> bool:
         """Whether two pages' content numbers disagree: both have enough of them, in like
