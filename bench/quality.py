@@ -540,7 +540,7 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ("+ shingles veto", veto_only),
         ("+ runs of words mostly the same: 3 sentences enough, no sentences veto", no_rewrites),
         ("+ at most 1 sentence shared, half the runs: a rewrite", one_not_enough),
-        ("+ 1 sentence enough when nearly all runs agree (the default rule)", d),
+        ("+ 1 sentence enough when the runs agree (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
     ]

@@ -678,10 +678,31 @@ def test_one_shared_sentence_is_enough_when_nearly_all_runs_of_words_agree(tmp_p
     apart = replace(copy, shingles=base ^ _bits(6))
     assert rule.decide(apart, stored, 3) is None
     _guards_hold_and_an_index_decides_alike(tmp_path, stored, copy, apart, 5)
-    # the index looks at a stored page's sketch alone before decoding it whole
-    assert PageSignature.shingles_of(copy.pack()) == copy.shingles
-    assert PageSignature.shingles_of(copy.pack() + b"\x00\x01\x02\x03") == copy.shingles
-    assert PageSignature.shingles_of(copy.pack()[:30]) == 0
+    # the index looks at a stored page's fingerprint and sketch alone before decoding it
+    packed = copy.pack()
+    assert PageSignature.sketches_of(packed) == (copy.fingerprint, copy.shingles)
+    assert PageSignature.sketches_of(packed + b"\x00\x01\x02\x03") == (_bits(5), copy.shingles)
+    assert PageSignature.sketches_of(packed[:30]) == (0, 0)
+
+
+def test_one_shared_sentence_is_enough_one_bit_past_k_when_most_runs_agree(tmp_path):
+    """A 2%-edited copy one bit past k whose edits broke all but one or two of its long
+    sentences, with most of its runs of words the same (sketches within ``Rule.runs_near``):
+    the two signals agree a step further, and one shared sentence is enough. Two bits past
+    k, or the runs a bit farther apart, it is not."""
+    rule = Rule()
+    base = 1 << 62
+    stored = PageSignature(0, tuple(range(1, 9)), 1000, shingles=base)
+    copy = PageSignature(_bits(4), (1, *range(20, 27)), 990, shingles=base ^ _bits(10))
+    assert rule.takes_one(copy, stored.fingerprint, stored.shingles, 3)
+    assert rule.decide(copy, stored, 3) == "sentences"
+    assert Rule(near=0).decide(copy, stored, 3) is None
+    assert Rule(runs_same=-1).decide(copy, stored, 3) is None
+    assert rule.decide(replace(copy, fingerprint=_bits(5)), stored, 3) is None
+    apart = replace(copy, shingles=base ^ _bits(11))
+    assert not rule.takes_one(apart, stored.fingerprint, stored.shingles, 3)
+    assert rule.decide(apart, stored, 3) is None
+    _guards_hold_and_an_index_decides_alike(tmp_path, stored, copy, apart, 4)
 
 
 def test_an_article_in_another_sites_layout_shares_its_sentences():

@@ -427,8 +427,8 @@ class SimhashIndex(IndexFace):
         ).items():
             if counted < fewest:
                 continue
-            if rule.needs_runs(counted) and not rule.runs_same_as(
-                signature.shingles, sentences.shingles(txn, other)
+            if rule.needs_runs(counted) and not rule.takes_one(
+                signature, *sentences.sketches(txn, other), k
             ):
                 continue  # decoded only when its runs of words could take so few sentences
             stored = sentences.get(txn, other)

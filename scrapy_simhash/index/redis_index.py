@@ -61,14 +61,14 @@ when it lists fewer than ``guard`` documents together with the pages of the page
 dropped through it (``reps``, one HMGET); of the documents counting
 :attr:`.Rule.fewest_shared` or more, those the rule accepts, the best by (most counted,
 nearest, key). A document counting fewer than the rule takes without its runs of words
-(:meth:`.Rule.needs_runs`) is decided only when its shingles sketch, read from its packed
-signature before the checksum, is near (:meth:`.Rule.runs_same_as`; the rule would refuse it
-otherwise), as on LMDB. The script reads the rule's
-parameters from its arguments (:data:`RULE_FIELDS` of the index's :attr:`RedisIndex.rule`,
-``DEFAULT_RULE``), so Python is the one place they are defined; the arithmetic is the same
-(doubles for the share and the length ratios, popcounts on 32-bit halves), and
-``tests/test_redis_rule.py`` holds random signatures to the LMDB index's decisions. The
-answer is the winner's record, distance and rule, read in the same script.
+(:meth:`.Rule.needs_runs`) is decided only when its fingerprint and shingles sketch, read
+from its packed signature before the checksum, let one sentence be enough
+(:meth:`.Rule.takes_one`; the rule would refuse it otherwise), as on LMDB. The script reads
+the rule's parameters from its arguments (:data:`RULE_FIELDS` of the index's
+:attr:`RedisIndex.rule`, ``DEFAULT_RULE``), so Python is the one place they are defined; the
+arithmetic is the same (doubles for the share and the length ratios, popcounts on 32-bit
+halves), and ``tests/test_redis_rule.py`` holds random signatures to the LMDB index's
+decisions. The answer is the winner's record, distance and rule, read in the same script.
 
 Why a check-and-insert is atomic and exact, on one server and on a cluster:
 

@@ -321,13 +321,21 @@ end
 local R = {}
 for i = 11, FIRST - 1, 2 do R[ARGV[i]] = tonumber(ARGV[i + 1]) end
 
--- whether the page's runs of words are nearly all those of a packed signature s, by their
--- shingles sketches, read alone (Rule.runs_same_as)
-local function runs_same(page, s)
+-- whether one shared sentence is enough between the page and a stored page of fingerprint
+-- (fl, fh) and shingles sketch (sl, sh) (Rule.takes_one)
+local function takes_one(page, fl, fh, sl, sh)
+  if R.runs_same < 0 or (page.sl == 0 and page.sh == 0) or (sl == 0 and sh == 0) then
+    return false
+  end
+  local runs_apart = pop(bxor(page.sl, sl)) + pop(bxor(page.sh, sh))
+  if runs_apart <= R.runs_same then return true end
+  return runs_apart <= R.runs_near
+    and pop(bxor(page.fl, fl)) + pop(bxor(page.fh, fh)) <= k + R.near
+end
+-- the same, read alone from a packed signature s (before its checksum)
+local function packed_takes_one(page, s)
   if #s < 31 then return false end
-  local sl, sh = le32(s, 17), le32(s, 21)
-  if (page.sl == 0 and page.sh == 0) or (sl == 0 and sh == 0) then return false end
-  return pop(bxor(page.sl, sl)) + pop(bxor(page.sh, sh)) <= R.runs_same
+  return takes_one(page, le32(s, 1), le32(s, 5), le32(s, 17), le32(s, 21))
 end
 
 -- the rule by which page is a near duplicate of stored, or nil (Rule.decide); counted: the
@@ -372,7 +380,9 @@ local function rule_decide(page, stored, counted)
     needed = R.shared
   end
   -- nearly all runs of words the same: one sentence to find it by
-  if sketched and runs_apart <= R.runs_same then needed = min(needed, 1) end
+  if takes_one(page, stored.fl, stored.fh, stored.sl, stored.sh) then
+    needed = min(needed, 1)
+  end
   local counts = counted or shared
   if counts >= needed and shorter >= R.length then return 'sentences' end
   -- contained: what the longer adds is not the article's prose
@@ -467,9 +477,10 @@ local function decide(found)
     local counted = tally[id]
     if counted >= fewest then
       local stored = redis.call('HGET', sigs, id)
-      -- so few sentences take it only with nearly the same runs of words: a look at its
+      -- so few sentences take it only when one is enough: a look at its fingerprint and
       -- shingles sketch before the checksum and the rest (Rule.needs_runs)
-      if stored and counted < min(R.shared, R.contained) and not runs_same(page, stored) then
+      if stored and counted < min(R.shared, R.contained)
+        and not packed_takes_one(page, stored) then
         stored = nil
       end
       if stored then

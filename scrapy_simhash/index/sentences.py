@@ -93,11 +93,12 @@ class Sentences:
         data = txn.get(docid, db=self.sigs)
         return None if data is None else decode_signature(data, docid)
 
-    def shingles(self, txn: Txn, docid: bytes) -> int:
-        """The shingles sketch of a stored signature, read from its packed bytes without
-        its checksum (0 when there is none): a look before decoding it whole."""
+    def sketches(self, txn: Txn, docid: bytes) -> tuple[int, int]:
+        """The fingerprint and shingles sketch of a stored signature, read from its packed
+        bytes without its checksum ((0, 0) when there is none): a look before decoding it
+        whole."""
         data = txn.get(docid, db=self.sigs)
-        return 0 if data is None else PageSignature.shingles_of(bytes(data))
+        return (0, 0) if data is None else PageSignature.sketches_of(bytes(data))
 
     def shared(
         self,

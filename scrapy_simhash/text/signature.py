@@ -59,15 +59,18 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
     as edits near the top or a layout's lead can move it far), and one shared sentence is
     enough when their shingles sketches are within :attr:`Rule.runs_same` bits (nearly all
     their runs of words the same, a Jaccard of about 0.85 or more: an ad, a list or a few
-    edits moved the fingerprint and broke most long sentences; the one sentence finds the
-    stored page in an index), and the shorter has at least :attr:`Rule.length` of the
-    longer's words, or only :attr:`Rule.contained_length` of them when they share all but
-    one of the long sentences of the page that has fewer, and :attr:`Rule.contained` or more
-    (the shorter page is contained in the longer: the longer's extra words are not prose of
-    the same article, which would have taken places among its longest sentences, but
-    shorter text around it, such as a layout's comments or lists). In an index, a sentence
-    held by :attr:`Rule.guard` or more stored pages does not count (a disclaimer, a byline,
-    a newsletter box): that is learned across pages, and acts only in the decision.
+    edits moved the fingerprint and broke most long sentences), or within
+    :attr:`Rule.runs_near` bits with the fingerprints within ``k`` + :attr:`Rule.near` (a
+    few edits, the two signals agreeing a step further: :meth:`Rule.takes_one`; the one
+    sentence finds the stored page in an index), and the shorter has at least
+    :attr:`Rule.length` of the longer's words, or only :attr:`Rule.contained_length` of them
+    when they share all but one of the long sentences of the page that has fewer, and
+    :attr:`Rule.contained` or more (the shorter page is contained in the longer: the
+    longer's extra words are not prose of the same article, which would have taken places
+    among its longest sentences, but shorter text around it, such as a layout's comments or
+    lists). In an index, a sentence held by :attr:`Rule.guard` or more stored pages does not
+    count (a disclaimer, a byline, a newsletter box): that is learned across pages, and acts
+    only in the decision.
 
 Neither applies when their numbers disagree: both have :attr:`Rule.numbers_min` content
 numbers or more, in like amounts (the fewer at least :attr:`Rule.numbers_ratio` of the more),
@@ -306,10 +309,12 @@ class PageSignature:
         return head + struct.pack(f"<{len(self.sentences)}Q", *self.sentences)
 
     @staticmethod
-    def shingles_of(data: bytes) -> int:
-        """The shingles sketch in the stored form ``data`` (0 when it is too short to hold
-        one), read alone."""
-        return int.from_bytes(data[16:24], "little") if len(data) >= _HEAD.size else 0
+    def sketches_of(data: bytes) -> tuple[int, int]:
+        """The fingerprint and the shingles sketch in the stored form ``data``, read alone
+        ((0, 0) when it is too short to hold them)."""
+        if len(data) < _HEAD.size:
+            return 0, 0
+        return int.from_bytes(data[:8], "little"), int.from_bytes(data[16:24], "little")
 
     @classmethod
     def unpack(cls, data: bytes) -> PageSignature:
@@ -364,7 +369,8 @@ class Rule:
     #: or the long sentences the edits broke).
     runs_near: int = 10
     #: One shared sentence is enough when the shingles sketches are within this many bits
-    #: (nearly all their runs of words are the same; -1: never).
+    #: (nearly all their runs of words are the same), or within ``runs_near`` with the
+    #: fingerprints within k + ``near`` (-1: one is never enough).
     runs_same: int = 5
     #: The numbers veto applies when both pages have this many content numbers...
     numbers_min: int = 3
@@ -416,7 +422,7 @@ class Rule:
         needed = max(self.shared, math.ceil(self.shared_share * fewer))
         if (distance <= max_distance + self.near and runs_agree) or runs_alike:
             needed = self.shared  # long sentences shared, and a few edits
-        if self.runs_same_as(page.shingles, stored.shingles):
+        if self.takes_one(page, stored.fingerprint, stored.shingles, max_distance):
             needed = min(needed, 1)  # one sentence to find it by: the runs say the rest
         counts = shared if counted is None else counted
         if counts >= needed and shorter >= self.length:
@@ -433,15 +439,25 @@ class Rule:
         fewest = min(self.shared, self.contained)
         return min(fewest, 1) if self.runs_same >= 0 else fewest
 
-    def runs_same_as(self, a: int, b: int) -> bool:
-        """Whether nearly all the runs of words of two pages are the same, by their shingles
-        sketches ``a`` and ``b``: both sketched, within :attr:`runs_same` bits (then one
-        shared sentence is enough)."""
-        return bool(a and b) and hamming(a, b) <= self.runs_same
+    def takes_one(
+        self, page: PageSignature, fingerprint: int, shingles: int, max_distance: int
+    ) -> bool:
+        """Whether one shared sentence is enough between ``page`` and a stored page of this
+        ``fingerprint`` and ``shingles`` sketch: both sketched, and the sketches within
+        :attr:`runs_same` bits, or within :attr:`runs_near` with the fingerprints within
+        ``max_distance`` + :attr:`near` (the runs of words say the rest)."""
+        if self.runs_same < 0 or not (page.shingles and shingles):
+            return False
+        runs_apart = hamming(page.shingles, shingles)
+        if runs_apart <= self.runs_same:
+            return True
+        return runs_apart <= self.runs_near and (
+            hamming(page.fingerprint, fingerprint) <= max_distance + self.near
+        )
 
     def needs_runs(self, counted: int) -> bool:
-        """Whether the sentence rule takes ``counted`` shared sentences only when nearly all
-        the runs of words are the same (fewer than ``shared`` and ``contained``)."""
+        """Whether the sentence rule takes ``counted`` shared sentences only when one is
+        enough (:meth:`takes_one`: fewer than ``shared`` and ``contained``)."""
         return counted < min(self.shared, self.contained)
 
     def numbers_differ(self, a: PageSignature, b: PageSignature) -> bool:
