@@ -379,7 +379,7 @@ local function rule_decide(page, stored, counted)
   if (d <= k + R.near and runs_agree) or runs_alike then
     needed = R.shared
   end
-  -- nearly all runs of words the same: one sentence to find it by
+  -- one sentence to find it by when the runs of words say the rest (Rule.takes_one)
   if takes_one(page, stored.fl, stored.fh, stored.sl, stored.sh) then
     needed = min(needed, 1)
   end
