@@ -422,7 +422,7 @@ class Rule:
         needed = max(self.shared, math.ceil(self.shared_share * fewer))
         if (distance <= max_distance + self.near and runs_agree) or runs_alike:
             needed = self.shared  # long sentences shared, and a few edits
-        if self.takes_one(page, stored.fingerprint, stored.shingles, max_distance):
+        if sketched and self._one_is_enough(runs_apart, distance, max_distance):
             needed = min(needed, 1)  # one sentence to find it by: the runs say the rest
         counts = shared if counted is None else counted
         if counts >= needed and shorter >= self.length:
@@ -446,13 +446,19 @@ class Rule:
         ``fingerprint`` and ``shingles`` sketch: both sketched, and the sketches within
         :attr:`runs_same` bits, or within :attr:`runs_near` with the fingerprints within
         ``max_distance`` + :attr:`near` (the runs of words say the rest)."""
-        if self.runs_same < 0 or not (page.shingles and shingles):
+        if not (page.shingles and shingles):
             return False
-        runs_apart = hamming(page.shingles, shingles)
-        if runs_apart <= self.runs_same:
-            return True
-        return runs_apart <= self.runs_near and (
-            hamming(page.fingerprint, fingerprint) <= max_distance + self.near
+        return self._one_is_enough(
+            hamming(page.shingles, shingles), hamming(page.fingerprint, fingerprint), max_distance
+        )
+
+    def _one_is_enough(self, runs_apart: int, distance: int, max_distance: int) -> bool:
+        """:meth:`takes_one` of two sketched pages, by how far apart their shingles sketches
+        and their fingerprints are."""
+        if self.runs_same < 0:
+            return False
+        return runs_apart <= self.runs_same or (
+            runs_apart <= self.runs_near and distance <= max_distance + self.near
         )
 
     def needs_runs(self, counted: int) -> bool:
