@@ -27,50 +27,55 @@ signal beside it, which layouts do not change and edits do:
   and a page rewritten with the article's own words, or common ones, keeps its weight where
   it was while it keeps few of the article's runs of words.
 
-Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules:
+Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules, which a drop names
+(``simhash/duplicate/by/<rule>``):
 
 ``hamming``
-    the fingerprints are within ``k`` bits, unless the shorter text has under
-    :attr:`Rule.hamming_length` of the longer's words (a first page of a long article is not
-    the article), or the fingerprints differ in :attr:`Rule.veto_distance` bits or more and
-    both pages have :attr:`Rule.sentences_veto` or more long sentences and share none of them
-    while their shingles sketches differ in more than :attr:`Rule.runs_near` bits (a
-    20%-edited page keeps almost none of its sentences whole; a copy keeps most, but a
-    2%-edited copy can break each of its 8 longest, which its fingerprint outweighs at 0 or
-    1 bit and its runs of words at any distance: most of them are the same, which a
-    rewrite's are not), or both have that many long sentences, share at most one, are of
-    like length (the shorter has :attr:`Rule.veto_length` of the longer's words) and their
-    shingles sketches differ in :attr:`Rule.veto_runs` bits or more, whatever their
-    fingerprints (a rewrite of a fifth of the words can keep the fingerprint within a bit
-    and one long sentence whole; a copy that shares at most one of its long sentences still
-    keeps most of its runs of words, or is inside a longer text), or their shingles sketches
-    differ in more than :attr:`Rule.shingles_distance` bits (a shared Jaccard of about 0.3 or
-    less: a 20%-edited page keeps about a third of its runs of five words, a 2%-edited copy
-    nine tenths; version 10);
+    the fingerprints are within ``k`` bits, unless
+
+    * the shorter text has under :attr:`Rule.hamming_length` of the longer's words (a first
+      page of a long article is not the article);
+    * their shingles sketches differ in more than :attr:`Rule.shingles_distance` bits (a
+      Jaccard of their runs of words of about 0.3 or less: a 20%-edited page keeps about a
+      third of its runs of five words, a 2%-edited copy nine tenths; version 10);
+    * they read as a rewrite: both have :attr:`Rule.sentences_veto` long sentences or more,
+      and either they share none, while their fingerprints differ in
+      :attr:`Rule.veto_distance` bits or more and their shingles sketches in more than
+      :attr:`Rule.runs_near` (a 20%-edited page keeps almost none of its long sentences
+      whole; a 2%-edited copy can break each of its 8 longest, but keeps most of its runs of
+      words), or they share at most one, are of like length (the shorter has
+      :attr:`Rule.veto_length` of the longer's words) and their shingles sketches differ in
+      :attr:`Rule.veto_runs` bits or more, whatever their fingerprints (a rewrite of a fifth
+      of the words can keep the fingerprint within a bit and one long sentence whole).
+
 ``sentences``
-    they share :attr:`Rule.shared` or more of their longest sentences, and at least
-    :attr:`Rule.shared_share` of those of the page that has fewer (a few long sentences that
-    a site prints on every page do not make two of its articles one) unless their
-    fingerprints are within ``k`` + :attr:`Rule.near` bits (a 2%-edited copy one bit past
-    ``k`` whose edits broke most of its long sentences: two weak signals that agree; and
-    their shingles sketches within :attr:`Rule.shingles_distance`, as for ``hamming``) or
-    their shingles sketches within :attr:`Rule.runs_near` bits (most of their runs of words
-    the same, a Jaccard of about 0.7 or more: a few edits, wherever the fingerprint landed,
-    as edits near the top or a layout's lead can move it far), and one shared sentence is
-    enough when their shingles sketches are within :attr:`Rule.runs_same` bits (nearly all
-    their runs of words the same, a Jaccard of about 0.85 or more: an ad, a list or a few
-    edits moved the fingerprint and broke most long sentences), or within
-    :attr:`Rule.runs_near` bits with the fingerprints within ``k`` + :attr:`Rule.near` (a
-    few edits, the two signals agreeing a step further: :meth:`Rule.takes_one`; the one
-    sentence finds the stored page in an index), and the shorter has at least
-    :attr:`Rule.length` of the longer's words, or only :attr:`Rule.contained_length` of them
-    when they share all but one of the long sentences of the page that has fewer, and
-    :attr:`Rule.contained` or more (the shorter page is contained in the longer: the
-    longer's extra words are not prose of the same article, which would have taken places
-    among its longest sentences, but shorter text around it, such as a layout's comments or
-    lists). In an index, a sentence held by :attr:`Rule.guard` or more stored pages does not
-    count (a disclaimer, a byline, a newsletter box): that is learned across pages, and acts
-    only in the decision.
+    they share enough of their longest sentences, and the shorter has at least
+    :attr:`Rule.length` of the longer's words. Enough is the fewest of:
+
+    * :attr:`Rule.shared`, and at least :attr:`Rule.shared_share` of the long sentences of the
+      page that has fewer (a few long sentences that a site prints on every page do not make
+      two of its articles one);
+    * :attr:`Rule.shared` alone, when the fingerprints are within ``k`` + :attr:`Rule.near`
+      bits and the shingles sketches within :attr:`Rule.shingles_distance` (a 2%-edited copy
+      one bit past ``k`` whose edits broke most of its long sentences: two weak signals that
+      agree), or when the shingles sketches are within :attr:`Rule.runs_near` bits (a Jaccard
+      of about 0.7 or more: a few edits, wherever the fingerprint landed, as edits near the
+      top or a layout's lead can move it far);
+    * one, when the shingles sketches are within :attr:`Rule.runs_same` bits (a Jaccard of
+      about 0.85 or more: an ad, a list or a few edits moved the fingerprint and broke most
+      long sentences), or within :attr:`Rule.runs_near` with the fingerprints within ``k`` +
+      :attr:`Rule.near` (:meth:`Rule.takes_one`; in an index, the one sentence is what finds
+      the stored page).
+
+    Or the shorter page is contained in the longer: they share :attr:`Rule.contained` long
+    sentences or more, and all but one of those of the page that has fewer, and the shorter
+    has at least :attr:`Rule.contained_length` of the longer's words (the longer's extra
+    words are not prose of the same article, which would have taken places among its
+    longest sentences, but shorter text around it, such as a layout's comments or lists).
+
+    In an index, a sentence held by :attr:`Rule.guard` or more stored pages does not count
+    (a disclaimer, a byline, a newsletter box): that is learned across pages, and acts only
+    in the decision.
 
 Neither applies when their numbers disagree: both have :attr:`Rule.numbers_min` content
 numbers or more, in like amounts (the fewer at least :attr:`Rule.numbers_ratio` of the more),
