@@ -5,7 +5,7 @@ comes back with some of that site's text around it: a section menu ("全国版 |
 a byline and photo-credit block, a newsletter line, lists of other headlines. Those lines sit
 at the start of the text, where the position decay weighs most, and move a copy's fingerprint
 past k. Articles are written in sentences and chrome is not, so the lines chrome forms are
-left out before the words are read (``docs/quality.md``, "Surviving template chrome"):
+left out before the words are read (``docs/quality-history.md``, "Surviving template chrome"):
 
 * lines under :data:`MIN_LINE` words (a CJK character counts a half: two make about a word):
   menu entries, bylines, captions, headlines of other articles, buttons;

@@ -175,7 +175,7 @@ def extract_text(
     out (a page whose comments changed is still the same page). trafilatura runs in its
     recall-favouring mode (``favor_recall``): an article in an unfamiliar layout keeps its
     paragraphs rather than being cut to the part the layout's own heuristics trust, and
-    extraction is faster (fewer fallback comparisons); see ``docs/quality.md``. ``fast``
+    extraction is faster (fewer fallback comparisons); see ``docs/quality-history.md``. ``fast``
     skips trafilatura's fallback extractors (faster, slightly lower recall). A first line
     that only repeats the page's title is left out, since layouts differ in whether the
     headline is in the body.

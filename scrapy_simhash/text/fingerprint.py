@@ -31,7 +31,7 @@ same winner with probability equal to the probability-Jaccard similarity of thei
 vectors, so they differ in a bit with probability ``(1 - J) / 2``: the expected distance grows
 linearly with the share of the weight that changed. Charikar's simhash (``sketch="simhash"``,
 version 1's sketch) grows only with its square root, which put 2%-edited copies and
-20%-edited pages too close together (``docs/quality.md``).
+20%-edited pages too close together (``docs/quality-history.md``).
 
 The feature hash is BLAKE2b and the per-bit hashes are integer mixes of it, so a fingerprint
 is the same in every process, on every platform and Python version (the race compares
