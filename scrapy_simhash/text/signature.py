@@ -50,7 +50,7 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules, which a
 
 ``sentences``
     they share enough of their longest sentences, and the shorter has at least
-    :attr:`Rule.length` of the longer's words. Enough is the fewest of:
+    :attr:`Rule.length` of the longer's words. Enough is the fewest that applies of:
 
     * :attr:`Rule.shared`, and at least :attr:`Rule.shared_share` of the long sentences of the
       page that has fewer (a few long sentences that a site prints on every page do not make
