@@ -29,7 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -38,7 +38,7 @@ import quality as Q
 from _corpus import load_pages, require_corpus
 
 from scrapy_simhash import hamming
-from scrapy_simhash.text.signature import DEFAULT_RULE, PageSignature, Rule
+from scrapy_simhash.text.signature import DEFAULT_RULE, Rule
 
 #: The rule with its length guards off: what "length guard" asks of a missed pair.
 NO_LENGTH_GUARDS = dataclasses.replace(
@@ -46,36 +46,39 @@ NO_LENGTH_GUARDS = dataclasses.replace(
 )
 
 
-def counted(page: PageSignature, stored: PageSignature, held: Counter, rule: Rule) -> int:
-    """The shared long sentences the simulated guard lets count (as ``quality.Guarded``)."""
-    shared = set(page.sentences).intersection(stored.sentences)
-    return sum(1 for h in shared if held[h] < rule.guard)
+def counted(value, rule: Rule) -> int:
+    """The shared long sentences of a pair's value (``quality.Guarded.measure``) that the
+    simulated guard lets count."""
+    _, _, held = value
+    return sum(1 for n in held if n < rule.guard)
 
 
-def cause(page: PageSignature | None, stored: PageSignature | None, held: Counter, k: int) -> str:
-    """Why the default rule does not take ``page`` for ``stored`` (see the module's docstring)."""
-    if page is None or stored is None:
+def cause(value, k: int) -> str:
+    """Why the default rule does not take a pair (its ``quality.Guarded.measure`` value, None
+    when a side has no signature); see the module's docstring."""
+    if value is None:
         return "no signature"
+    page, stored, _ = value
     if DEFAULT_RULE.numbers_differ(page, stored):
         return "numbers veto"
     fewer, more = sorted((page.words, stored.words))
     if more and fewer / more < 0.3:
         return "under 30% of words"
-    if NO_LENGTH_GUARDS.decide(page, stored, k, counted(page, stored, held, NO_LENGTH_GUARDS)):
+    if Q.signature_rule(NO_LENGTH_GUARDS, k)(value):
         return "length guard"
     if hamming(page.fingerprint, stored.fingerprint) <= k:
         return "within k, vetoed"
-    if counted(page, stored, held, DEFAULT_RULE) == 0:
+    if counted(value, DEFAULT_RULE) == 0:
         return "past k, none shared"
     return "past k, too few"
 
 
-def details(page: PageSignature, stored: PageSignature, held: Counter) -> str:
-    shared = set(page.sentences).intersection(stored.sentences)
+def details(value) -> str:
+    page, stored, held = value
     runs = hamming(page.shingles, stored.shingles) if page.shingles and stored.shingles else "-"
     return (
         f"{hamming(page.fingerprint, stored.fingerprint)} bits, shingles {runs} apart, "
-        f"sentences {len(shared)} shared ({counted(page, stored, held, DEFAULT_RULE)} counted) "
+        f"sentences {len(held)} shared ({counted(value, DEFAULT_RULE)} counted) "
         f"of {len(stored.sentences)} / {len(page.sentences)}, words {stored.words} / "
         f"{page.words}, numbers {stored.number_count} / {page.number_count}"
     )
@@ -95,42 +98,34 @@ def main(argv: list[str] | None = None) -> int:
     method_args = argparse.Namespace(
         k=args.k, ablation=False, rule=[], variant=[], no_baselines=True
     )
+    method = Q.methods_for(method_args)[0]  # the signature rule, its guard simulated
+    decide = Q.signature_rule(DEFAULT_RULE, args.k)
     found: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for seed in args.seed or [7]:
         data = Q.build(Q.select(pages, 0, seed), seed, args.fast)
-        method = Q.methods_for(method_args)[0]  # the signature rule
         sigs = Q.signatures(method, data)
-        guarded = Q.Guarded()
-        guarded.prepare(sigs, data)
+        method.prepare(sigs, data)
         docs = data["docs"]
-        pairs = [tuple(p) for p in data["pairs"]]
-        known = {frozenset(p) for p in data["known"]}
-        originals = [r for r in data["originals"] if sigs[r] is not None]
-        for i, a in enumerate(originals):
-            for b in originals[i + 1 :]:
-                same_group = docs[a]["group"] == docs[b]["group"]
-                if same_group and frozenset((a, b)) not in known:
-                    pairs.append(("cross", a, b))
+        pairs = [
+            *map(tuple, data["pairs"]),
+            *(("cross", a, b) for a, b in Q.cross_pairs(data, sigs)),
+        ]
         for kind, a, b in pairs:
             if args.kind and kind not in args.kind:
                 continue
             group = docs[a]["group"]
-            held = guarded.held[group]
             stored, page = sigs[a], sigs[b]
-            decided = None
-            if stored is not None and page is not None:
-                decided = DEFAULT_RULE.decide(
-                    page, stored, args.k, counted(page, stored, held, DEFAULT_RULE)
-                )
+            value = None if stored is None or page is None else method.measure(stored, page, group)
+            decided = None if value is None else decide(value)
             if kind in Q.POSITIVE and decided is None:
-                why = cause(page, stored, held, args.k)
+                why = cause(value, args.k)
             elif kind not in Q.POSITIVE and decided is not None:
                 why = decided
             else:
                 continue
             line = f"seed {seed}: {a}  {b}"
-            if args.details and page is not None and stored is not None:
-                line += f"  ({details(page, stored, held)})"
+            if args.details and value is not None:
+                line += f"  ({details(value)})"
             found[(group, kind, why)].append(line)
     for group, name in Q.GROUPS:
         print(f"\n### {name}\n")

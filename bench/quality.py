@@ -81,6 +81,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import functools
 import gzip
 import hashlib
 import inspect
@@ -91,7 +92,7 @@ import re
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib.metadata import version
 from pathlib import Path
 
@@ -524,6 +525,7 @@ def code_key(*parts) -> str:
     return h.hexdigest()[:12]
 
 
+@functools.cache
 def package_code() -> str:
     """The code of ``scrapy_simhash/text`` (docstrings and comments aside) and the
     segmenter's version: what our fingerprints and signatures depend on."""
@@ -705,6 +707,19 @@ def signatures(m: Method, data: dict) -> dict:
     return sigs
 
 
+def cross_pairs(data: dict, sigs: dict) -> Iterator[tuple[str, str]]:
+    """Every pair of different original pages of a group that both have a signature (the
+    corpus's own duplicates left out)."""
+    docs = data["docs"]
+    known = {frozenset(k) for k in data["known"]}
+    origs = [r for r in data["originals"] if sigs[r] is not None]
+    for i, a in enumerate(origs):
+        ga = docs[a]["group"]
+        for b in origs[i + 1 :]:
+            if docs[b]["group"] == ga and frozenset((a, b)) not in known:
+                yield a, b
+
+
 def measures(m: Method, data: dict) -> dict[tuple[str, str], list]:
     """The method's measure for every pair, by (group, kind); None where a side has none."""
     docs = data["docs"]
@@ -715,13 +730,10 @@ def measures(m: Method, data: dict) -> dict[tuple[str, str], list]:
     for kind, a, b in data["pairs"]:
         sa, sb, g = sigs[a], sigs[b], docs[a]["group"]
         out[(g, kind)].append(None if sa is None or sb is None else m.measure(sa, sb, g))
-    known = {frozenset(k) for k in data["known"]}
-    origs = [r for r in data["originals"] if sigs[r] is not None]
-    for i, a in enumerate(origs):
+    for a, b in cross_pairs(data, sigs):
         ga = docs[a]["group"]
-        for b in origs[i + 1 :]:
-            if docs[b]["group"] == ga and frozenset((a, b)) not in known:
-                out[(ga, "cross")].append(m.measure(sigs[a], sigs[b], ga))
+        out[(ga, "cross")].append(m.measure(sigs[a], sigs[b], ga))
+    origs = [r for r in data["originals"] if sigs[r] is not None]
     for g, _ in GROUPS:  # pairs with an unfingerprintable side still count in cross
         n = sum(1 for r in data["originals"] if docs[r]["group"] == g)
         n_sig = sum(1 for r in origs if docs[r]["group"] == g)
