@@ -44,7 +44,7 @@ pytestmark = pytest.mark.skipif(
 SLOW = "/slow/long.html"
 
 
-def _slow_page(paragraphs: int = 40_000) -> bytes:
+def _slow_page(paragraphs: int = 5_000) -> bytes:
     body = "".join(
         f"<p>Record {i}: the committee noted item {i * 7 % 1009} and deferred item "
         f"{i * 13 % 997} to the session of week {i % 52}.</p>\n"
