@@ -38,19 +38,12 @@ import quality as Q
 from _corpus import load_pages, require_corpus
 
 from scrapy_simhash import hamming
-from scrapy_simhash.text.signature import DEFAULT_RULE, Rule
+from scrapy_simhash.text.signature import DEFAULT_RULE
 
 #: The rule with its length guards off: what "length guard" asks of a missed pair.
 NO_LENGTH_GUARDS = dataclasses.replace(
     DEFAULT_RULE, length=0.0, hamming_length=0.0, contained_length=0.0
 )
-
-
-def counted(value, rule: Rule) -> int:
-    """The shared long sentences of a pair's value (``quality.Guarded.measure``) that the
-    simulated guard lets count."""
-    _, _, held = value
-    return sum(1 for n in held if n < rule.guard)
 
 
 def cause(value, k: int) -> str:
@@ -68,7 +61,7 @@ def cause(value, k: int) -> str:
         return "length guard"
     if hamming(page.fingerprint, stored.fingerprint) <= k:
         return "within k, vetoed"
-    if counted(value, DEFAULT_RULE) == 0:
+    if Q.counted(value, DEFAULT_RULE) == 0:
         return "past k, none shared"
     return "past k, too few"
 
@@ -78,7 +71,7 @@ def details(value) -> str:
     runs = hamming(page.shingles, stored.shingles) if page.shingles and stored.shingles else "-"
     return (
         f"{hamming(page.fingerprint, stored.fingerprint)} bits, shingles {runs} apart, "
-        f"sentences {len(held)} shared ({counted(value, DEFAULT_RULE)} counted) "
+        f"sentences {len(held)} shared ({Q.counted(value, DEFAULT_RULE)} counted) "
         f"of {len(stored.sentences)} / {len(page.sentences)}, words {stored.words} / "
         f"{page.words}, numbers {stored.number_count} / {page.number_count}"
     )

@@ -593,11 +593,17 @@ class Guarded:
         return page, stored, tuple(held[h] for h in shared)
 
 
+def counted(value, rule: Rule) -> int:
+    """The shared long sentences of a pair's value (:meth:`Guarded.measure`) that the
+    simulated guard lets count: those fewer than ``rule.guard`` stored pages hold."""
+    _, _, held = value
+    return sum(1 for n in held if n < rule.guard)
+
+
 def signature_rule(rule: Rule, k: int) -> Callable:
     def decide(value) -> str | None:
-        page, stored, held = value
-        counted = sum(1 for n in held if n < rule.guard)
-        return rule.decide(page, stored, k, counted=counted)
+        page, stored, _ = value
+        return rule.decide(page, stored, k, counted=counted(value, rule))
 
     return decide
 
