@@ -86,15 +86,18 @@ import gzip
 import hashlib
 import inspect
 import json
+import os
 import pickle
 import random
 import re
 import sys
 import time
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -124,6 +127,43 @@ GROUPS = (("en+", "English and other languages"), ("zh", "Chinese"))
 CACHE = ROOT / "bench" / ".data"
 #: Bump when the construction changes (the cache of built pairs is keyed by it).
 BUILD_VERSION = 3
+
+
+def cached(path: Path, read: Callable[[Path], Any]) -> Any:
+    """What ``read`` makes of the cache file ``path``, or None when it is absent or damaged
+    (said on stderr: what it held is computed again, and the file written anew)."""
+    if not path.exists():
+        return None
+    try:
+        return read(path)
+    except (OSError, EOFError, ValueError, zlib.error, pickle.UnpicklingError) as exc:
+        print(f"{path.name}: damaged cache ({exc}), computed again", file=sys.stderr)
+        return None
+
+
+def cache(path: Path, write: Callable[[Path], None]) -> None:
+    """``write`` the cache file ``path`` under a temporary name, then rename it into place:
+    a run stopped mid-write, or two runs writing at once, never leave a torn file."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    try:
+        write(part)
+        os.replace(part, path)
+    finally:
+        part.unlink(missing_ok=True)
+
+
+def read_json(path: Path) -> Any:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def json_writer(value: Any) -> Callable[[Path], None]:
+    def write(path: Path) -> None:
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            json.dump(value, f)
+
+    return write
 
 
 def code_of(source: str) -> str:
@@ -160,10 +200,7 @@ class Extractor:
         self.fast = fast
         mode = "fast" if fast else "default"
         self.path = CACHE / f"extract-{version('trafilatura')}-{EXTRACTION}-{mode}.json.gz"
-        self.memo: dict[str, str | None] = {}
-        if self.path.exists():
-            with gzip.open(self.path, "rt", encoding="utf-8") as f:
-                self.memo = json.load(f)
+        self.memo: dict[str, str | None] = cached(self.path, read_json) or {}
         self.calls = 0
         self.seconds = 0.0
 
@@ -178,9 +215,7 @@ class Extractor:
         return self.memo[k]
 
     def save(self) -> None:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        with gzip.open(self.path, "wt", encoding="utf-8") as f:
-            json.dump(self.memo, f)
+        cache(self.path, json_writer(self.memo))
 
 
 # ---------------------------------------------------------------- building the pairs
@@ -435,14 +470,10 @@ def build(pages: list[Page], seed: int, fast: bool) -> dict:
         [BUILD_VERSION, seed, fast, version("trafilatura"), EXTRACTION, [p.rid for p in pages]]
     )
     path = CACHE / f"quality-{hashlib.sha1(key.encode()).hexdigest()[:12]}.json.gz"
-    if path.exists():
-        with gzip.open(path, "rt", encoding="utf-8") as f:
-            data = json.load(f)
-    else:
+    data = cached(path, read_json)
+    if data is None:
         data = Builder(pages, seed, fast).build()
-        CACHE.mkdir(parents=True, exist_ok=True)
-        with gzip.open(path, "wt", encoding="utf-8") as f:
-            json.dump(data, f)
+        cache(path, json_writer(data))
     data["key"] = path.name.split(".")[0]
     return data
 
@@ -702,15 +733,26 @@ def signatures(m: Method, data: dict) -> dict:
     """The method's signature of every text, cached in ``bench/.data/`` under its key."""
     docs = data["docs"]
     path = CACHE / f"signs-{data['key']}-{m.key}.pkl" if m.key else None
-    if path is not None and path.exists():
-        with open(path, "rb") as f:
-            return pickle.load(f)
+    if path is not None and (sigs := cached(path, read_pickle)) is not None:
+        return sigs
     sigs = {i: m.sign(d["text"]) for i, d in docs.items()}
     if path is not None:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as f:
-            pickle.dump(sigs, f, protocol=pickle.HIGHEST_PROTOCOL)
+        cache(path, pickle_writer(sigs))
     return sigs
+
+
+def read_pickle(path: Path) -> Any:
+    # the bench's own cache, written by this script on this machine
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def pickle_writer(value: Any) -> Callable[[Path], None]:
+    def write(path: Path) -> None:
+        with open(path, "wb") as f:
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    return write
 
 
 def cross_pairs(data: dict, sigs: dict) -> Iterator[tuple[str, str]]:
