@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scrapy_simhash import Fingerprinter, extract_text, simhash
+from scrapy_simhash.text.extract import _elements, decode_html, page_title
 
 PARAS = [
     "The city council voted on Tuesday to expand the public library network with three new "
@@ -184,7 +190,107 @@ def test_huge_page_is_cut_at_4_mib_and_does_not_raise() -> None:
 
 
 def test_wrong_type_is_a_type_error() -> None:
-    import pytest
-
     with pytest.raises(TypeError, match="str or bytes"):
         extract_text(123)  # type: ignore[arg-type]
+
+
+# -- labels, stray bytes and cut characters ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["hex", "base64", "zlib", "rot13", "uu", "undefined", "idna", "unicode_escape", "utf-7"],
+)
+def test_a_label_naming_no_page_encoding_is_ignored(label: str) -> None:
+    """A codec that does not turn bytes into text (or that no page is written in) is no
+    page's encoding: the page is read as if it had no label, whether the label is its
+    <meta charset> or the HTTP header's, and its title is found (a crawl reads the title
+    before any worker: an exception there would lose the page)."""
+    html = article_page(PARAS, "Library network to grow", charset=label).encode("utf-8")
+    assert "three new branches" in (extract_text(html) or "")
+    assert page_title(html) == "Library network to grow"
+    plain = article_page(PARAS, "Library network to grow").encode("utf-8")
+    assert "three new branches" in (extract_text(plain, encoding=label) or "")
+    assert page_title(plain, label) == "Library network to grow"
+    assert page_title(plain, "utf-8\x00") == "Library network to grow"
+
+
+def test_a_meta_label_of_utf16_is_read_as_utf8() -> None:
+    # a page whose <meta> is readable as ASCII is not UTF-16: browsers read it as UTF-8
+    for page in ("<p>é</p>", "<p>é</p> "):  # an even and an odd number of bytes
+        html = article_page([*PARAS, page], "Library network to grow", charset="utf-16")
+        text = extract_text(html.encode("utf-8"))
+        assert text is not None and "three new branches" in text and "é" in text
+
+
+def test_a_stray_byte_does_not_lose_a_declared_encoding() -> None:
+    """One byte the declared encoding cannot read, in a page whose first 64 KB are ASCII
+    (a long script): the page is read in its encoding, the byte replaced, not decoded by a
+    guess from its ASCII start."""
+    html = article_page(ZH_PARAS, "北方将迎来降温降雪", charset="gbk")
+    html = html.replace("</head>", "<script>" + "var a = 1;\n" * 7000 + "</script></head>")
+    good = html.encode("gbk", "ignore")
+    at = good.index("©".encode("gbk", "ignore") or b"<footer>")
+    bad = good[:at] + b"\xff" + good[at:]
+    for body, encoding in ((bad, "gbk"), (bad, None)):
+        text = extract_text(body, encoding=encoding)
+        assert text is not None and "降雪可能影响道路交通" in text
+        assert "\ufffd" not in text
+
+
+def test_a_body_cut_inside_a_character_is_read_in_its_encoding() -> None:
+    html = article_page(ZH_PARAS * 4, "北方将迎来降温降雪").replace('<meta charset="utf-8">', "")
+    body = html.encode("gb18030")
+    for cut in range(len(body) // 2, len(body) // 2 + 4):  # one of them splits a character
+        text = decode_html(body[:cut], "gbk")
+        assert text is not None and "\ufffd" not in text
+        assert body.startswith(text.encode("gb18030"))
+
+
+# -- the title and headline scan ----------------------------------------------------------------
+
+_OLD_TITLE = re.compile(r"<(title|h1)\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "<title>",
+                "</title>",
+                "<h1>",
+                "</h1>",
+                "<H1 class=x>",
+                "</TITLE >",
+                "<title",
+                "<h1",
+                "</h1",
+                ">",
+                "<",
+                "/",
+                "a",
+                " ",
+                "\n",
+                "<h2>",
+                "<title x='>'>",
+            ]
+        ),
+        max_size=16,
+    ),
+    st.integers(min_value=0, max_value=200),
+)
+def test_the_title_scan_finds_what_a_regular_expression_finds(atoms: list[str], end: int) -> None:
+    """The <title> and <h1> elements are found as the regular expression above finds them (an
+    opening tag, the first closing tag of its name after it), in one pass: that expression
+    looked for a closing tag from every opening one, and took minutes on a page of tens of
+    thousands of unclosed <h1> (bench/text_bench.py)."""
+    html = "".join(atoms)
+    expected = [(m.group(1).lower(), m.group(2)) for m in _OLD_TITLE.finditer(html, 0, end)]
+    assert list(_elements(html, end)) == expected
+
+
+def test_the_title_is_found_after_many_unclosed_headlines() -> None:
+    html = "<html><head>" + "<h1>" * 20_000 + "<title>The real title</title></head></html>"
+    assert page_title(html) is None  # past the first 64 KB, where titles are looked for
+    html = "<html><head>" + "<h1>" * 2_000 + "<title>The real title</title></head></html>"
+    assert page_title(html) == page_title(html.encode("utf-8")) == "The real title"

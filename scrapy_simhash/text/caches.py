@@ -16,4 +16,4 @@ def make_room(cache: dict[Any, Any], needed: int, limit: int) -> None:
         return
     keep = max(0, limit // 2 - needed)
     for key in list(islice(cache, len(cache) - keep)):
-        del cache[key]
+        cache.pop(key, None)  # (another thread may have made room already)

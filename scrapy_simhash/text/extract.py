@@ -10,7 +10,7 @@ import codecs
 import html as html_lib
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -43,7 +43,8 @@ _BOMS = (
 _META_CHARSET = re.compile(
     rb"""<meta[^>]+?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE
 )
-_TITLE = re.compile(r"<(title|h1)\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
+_OPENING = re.compile(r"<(title|h1)\b", re.IGNORECASE)
+_CLOSING = {name: re.compile(rf"</{name}\s*>", re.IGNORECASE) for name in ("title", "h1")}
 _TAG = re.compile(r"<[^>]*>")
 _NON_WORD = re.compile(r"[\W_]+")
 # Control bytes that never occur in text (tab, newline, carriage return, form feed and
@@ -51,19 +52,45 @@ _NON_WORD = re.compile(r"[\W_]+")
 _BINARY_BYTES = bytes(set(range(32)) - {9, 10, 12, 13, 27})
 
 
+#: Python's text codecs that no page is written in: domain names, escapes, and UTF-7, which
+#: browsers refuse (a page labelled so is read as if it had no label).
+_NOT_PAGE_ENCODINGS = frozenset(
+    {"idna", "punycode", "unicode-escape", "raw-unicode-escape", "undefined", "utf-7"}
+)
+
+
 def _lookup(name: str | bytes | None) -> str | None:
+    """The Python codec of an encoding label, or None for a label that names none, or a
+    codec that does not decode bytes to text (``base64``, ``hex``, ``zlib``, ``rot13``) or that
+    no page is written in (:data:`_NOT_PAGE_ENCODINGS`)."""
     if not name:
         return None
     if isinstance(name, bytes):
         name = name.decode("ascii", "ignore")
     try:
         codec = codecs.lookup(name.strip().lower())
-    except LookupError:
+    except (LookupError, ValueError):  # unknown, or a label with a NUL in it
+        return None
+    if not getattr(codec, "_is_text_encoding", True) or codec.name in _NOT_PAGE_ENCODINGS:
         return None
     # Browsers read pages labelled gb2312 / gbk as gb18030, its superset, and latin-1 as cp1252.
     return {"gb2312": "gb18030", "gbk": "gb18030", "latin-1": "cp1252", "iso8859-1": "cp1252"}.get(
         codec.name, codec.name
     )
+
+
+def _strict(data: bytes, name: str) -> str | None:
+    """``data`` decoded by the codec ``name``, or None where it holds bytes that codec cannot
+    read. An incomplete character at the very end (a body cut at a size limit) is left out."""
+    try:
+        return codecs.getincrementaldecoder(name)("strict").decode(data, final=False)
+    except (UnicodeError, LookupError):
+        return None
+
+
+#: The share of a declared encoding's characters that may be unreadable bytes for the page to
+#: be read in it all the same (a stray byte or two in a long page), rather than detected.
+STRAY_BYTES = 0.001
 
 
 def looks_binary(data: bytes, sample: int = 4096) -> bool:
@@ -79,24 +106,29 @@ def looks_binary(data: bytes, sample: int = 4096) -> bool:
 
 def decode_html(data: bytes, encoding: str | None = None) -> str | None:
     """Decode an HTML body: byte-order mark, then the given (HTTP) encoding, then the page's
-    declared ``<meta charset>``, then UTF-8, then detection. ``None`` for a binary body."""
+    declared ``<meta charset>``, then UTF-8; else the declared encoding that reads all but a
+    few stray bytes (replaced); else detection. ``None`` for a binary body.
+
+    As browsers do, a ``<meta charset>`` naming UTF-16 or UTF-32 is read as UTF-8 (a page
+    whose bytes spell its ``<meta>`` in ASCII is in neither)."""
     for bom, name in _BOMS:
         if data.startswith(bom):
             return data[len(bom) :].decode(name, "replace")
     if looks_binary(data):
         return None
-    declared = _META_CHARSET.search(data[:4096])
-    for candidate in (encoding, declared.group(1) if declared else None):
-        name = _lookup(candidate)
-        if name:
-            try:
-                return data.decode(name)
-            except UnicodeDecodeError:
-                continue
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
+    meta = _META_CHARSET.search(data[:4096])
+    declared = _lookup(meta.group(1)) if meta else None
+    if declared and declared.startswith(("utf-16", "utf-32")):
+        declared = "utf-8"
+    names = [n for n in dict.fromkeys((_lookup(encoding), declared)) if n]
+    for name in [*names, "utf-8"]:
+        text = _strict(data, name)
+        if text is not None:
+            return text
+    for name in names:
+        text = data.decode(name, "replace")
+        if text.count("\ufffd") <= STRAY_BYTES * len(text):
+            return text
     from charset_normalizer import from_bytes
 
     best = from_bytes(data[:65536]).best()
@@ -104,13 +136,43 @@ def decode_html(data: bytes, encoding: str | None = None) -> str | None:
     return data.decode(name or "utf-8", "replace")
 
 
+def _elements(html: str, end: int) -> Iterator[tuple[str, str]]:
+    """Each ``<title>`` and ``<h1>`` element of ``html[:end]`` in document order, as (tag name,
+    inner HTML), found by a cheap scan, not a parse: an opening tag, its ``>``, the first
+    closing tag of its name after it; the scan goes on after that closing tag.
+
+    Linear in ``end``: once no closing tag of a name follows an opening one, none follows a
+    later one either, and that name is looked for no more (a regular expression that looked
+    for the closing tag from every opening one took minutes on a page of many unclosed
+    ``<h1>``)."""
+    open_names = {"title", "h1"}
+    at = 0
+    while open_names:
+        opening = _OPENING.search(html, at, end)
+        if opening is None:
+            return
+        name = opening.group(1).lower()
+        if name not in open_names:
+            at = opening.end()
+            continue
+        inner = html.find(">", opening.end(), end)
+        if inner < 0:
+            return  # no tag ends after this one
+        closing = _CLOSING[name].search(html, inner + 1, end)
+        if closing is None:
+            open_names.discard(name)
+            at = opening.end()
+            continue
+        yield name, html[inner + 1 : closing.start()]
+        at = closing.end()
+
+
 def _headings(html: str) -> list[str]:
     """The page's <title> and first <h1>, normalized (found by a cheap scan, not a parse)."""
     found: dict[str, str] = {}
-    for m in _TITLE.finditer(html, 0, 400_000):
-        tag = m.group(1).lower()
+    for tag, inner in _elements(html, 400_000):
         if tag not in found:
-            heading = html_lib.unescape(_TAG.sub(" ", m.group(2)))
+            heading = html_lib.unescape(_TAG.sub(" ", inner))
             found[tag] = _NON_WORD.sub(" ", heading).casefold().strip()
             if len(found) == 2:
                 break
@@ -153,9 +215,9 @@ def page_title(html: str | bytes, encoding: str | None = None) -> str | None:
         if decoded is None:
             return None
         html = decoded
-    for m in _TITLE.finditer(html, 0, _TITLE_SPAN):
-        if m.group(1).lower() == "title":
-            title = _SPACE.sub(" ", html_lib.unescape(_TAG.sub(" ", m.group(2)))).strip()
+    for tag, inner in _elements(html, _TITLE_SPAN):
+        if tag == "title":
+            title = _SPACE.sub(" ", html_lib.unescape(_TAG.sub(" ", inner))).strip()
             return title[:TITLE_LENGTH] or None
     return None
 

@@ -95,6 +95,7 @@ any change to what this module computes bumps :data:`.fingerprint.FINGERPRINT_VE
 from __future__ import annotations
 
 import hashlib
+import heapq
 import math
 import re
 import struct
@@ -230,6 +231,7 @@ def longest_sentences(
     ]
     candidates.sort(key=len, reverse=True)
     found: dict[str, int] = {}  # sentence_key -> letters
+    longest: list[int] = []  # the n largest sizes found (a heap: the n-th longest first)
     shortest = SENTENCE_MIN  # the n-th longest found, once n are found
     for sentence in candidates:
         if len(sentence) < shortest:
@@ -239,8 +241,12 @@ def longest_sentences(
             key = sentence_key(letters, sentence, read) if numbers else letters
             if key not in found:
                 found[key] = len(letters)
-                if len(found) >= n:
-                    shortest = sorted(found.values(), reverse=True)[n - 1]
+                if len(longest) < n:
+                    heapq.heappush(longest, len(letters))
+                else:
+                    heapq.heappushpop(longest, len(letters))
+                if len(longest) == n:
+                    shortest = longest[0]
     hashed = sorted((-size, sentence_hash(key)) for key, size in found.items() if size >= shortest)
     return tuple(h for _, h in hashed[:n])
 

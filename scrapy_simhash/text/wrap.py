@@ -161,17 +161,13 @@ def join_continued(text: str) -> str:
     # the line being made: its first line, and the lines joined to it (each piece is read
     # once: a block of thousands of continued lines costs no more than its length)
     pieces: list[str] = []
+    first_listed = False  # whether the first line of the line being made is a list item
     joined = False
     for line in text.split("\n"):
         if pieces and _CONTINUED.match(line):
             before = pieces[-1].rstrip()  # where the line being made ends
             start = line.lstrip()
-            if (
-                before
-                and not _CLOSED.search(before)
-                and not _listed(pieces[0].strip())
-                and not _listed(start)
-            ):
+            if before and not _CLOSED.search(before) and not first_listed and not _listed(start):
                 pieces[-1] = before
                 pieces.append(start)
                 joined = True
@@ -179,6 +175,7 @@ def join_continued(text: str) -> str:
         if pieces:
             out.append(" ".join(pieces))
         pieces = [line]
+        first_listed = _listed(line.strip())
     if not joined:
         return text
     out.append(" ".join(pieces))
