@@ -294,3 +294,19 @@ def test_the_title_is_found_after_many_unclosed_headlines() -> None:
     assert page_title(html) is None  # past the first 64 KB, where titles are looked for
     html = "<html><head>" + "<h1>" * 2_000 + "<title>The real title</title></head></html>"
     assert page_title(html) == page_title(html.encode("utf-8")) == "The real title"
+
+
+def test_trafilatura_says_a_page_has_no_article_at_debug_only(caplog) -> None:
+    """trafilatura logs ERROR and WARNING lines for a page without an article ("empty HTML
+    tree"): in a crawl with the work inline they read as failures, for a page the crawl
+    counts (``simhash/skipped/no_text``). Made in extract_text, they go out at DEBUG; made
+    elsewhere, as they are."""
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    assert extract_text(b"<p>hi</p>") is None
+    mine = [r for r in caplog.records if r.name.startswith("trafilatura")]
+    assert mine and all(r.levelno == logging.DEBUG for r in mine)
+    caplog.clear()
+    logging.getLogger("trafilatura.core").error("a line of the user's own trafilatura call")
+    assert [r.levelno for r in caplog.records] == [logging.ERROR]

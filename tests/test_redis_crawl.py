@@ -30,7 +30,16 @@ from ._redis_server import RedisClusterServers, RedisServer
 from .test_example_project import ARTICLES as TITLES
 from .test_example_project import EXAMPLE, simhash_stats
 from .test_promises import AgainSpider, LateItemsSpider
-from .test_scrapy_crawl import ARTICLES, BOTH, MIDDLEWARE, SITE_STATS, SiteSpider, crawl, paths
+from .test_scrapy_crawl import (
+    ARTICLES,
+    BOTH,
+    MIDDLEWARE,
+    PIPELINE,
+    SITE_STATS,
+    SiteSpider,
+    crawl,
+    paths,
+)
 from .test_signature import partner_copies
 
 
@@ -423,6 +432,38 @@ async def test_an_unexpected_error_in_a_batch_of_checks(
     assert [r.getMessage() for r in planted] == [
         f"Simhash index {redact(redis_server.url)} {key}:site: unexpected error in a check"
     ]
+
+
+@deferred_f_from_coro_f
+async def test_a_damaged_record_on_redis_read_by_the_pipeline_costs_no_item(
+    site, tmp_path, redis_server, key, caplog
+):
+    """The pipeline alone, on a Redis index: an item's page is looked up by its URL first (a
+    decision of this crawl that was forgotten), and a damaged record read there is a page to
+    decide again, not an item error (the damage escaped as one, and the item was lost)."""
+    settings = {
+        **PIPELINE,
+        **redis_settings(redis_server.url, key),
+        "SIMHASH_WORKERS": 0,
+    }
+    first = await crawl(settings, tmp_path, site, fields=("url", "html"))
+    assert sorted(paths(site, first.kept)) == sorted(ARTICLES)
+    client = redis_server.client()
+    [docs] = [name for name in client.keys(f"*{key}:site*") if name.endswith(b":docs")]
+    damaged = site.url(ARTICLES[0])
+    record = bytearray(client.hget(docs, doc_id(damaged)))
+    record[-6] ^= 0xFF
+    client.hset(docs, doc_id(damaged), bytes(record))
+    crawler = get_crawler(SiteSpider, settings)
+    failed = []
+    crawler.signals.connect(
+        lambda item, failure, **kw: failed.append(failure), signals.item_error, weak=False
+    )
+    await crawler.crawl_async(start_url=site.url("/index.html"), fields=("url", "html"))
+    stats = crawler.stats.get_stats()
+    assert failed == []
+    assert stats["finish_reason"] == "finished"
+    assert stats["simhash/checked"] + stats.get("simhash/skipped/index_error", 0) >= 11
 
 
 @deferred_f_from_coro_f

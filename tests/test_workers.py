@@ -20,6 +20,9 @@ from scrapy import Request, Spider, signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
+import scrapy_simhash
+from scrapy_simhash.crawl.turns import Turns
+from scrapy_simhash.crawl.workers import package_folder
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.text.extract import extract_text
 from scrapy_simhash.text.fingerprint import Fingerprinter, hamming
@@ -119,6 +122,37 @@ async def test_decisions_follow_arrival_order_not_finishing_order(site, tmp_path
     await crawler.crawl_async(base=site.url("").rstrip("/"))
     assert paths(site, kept) == ["/news/bike-lanes.html"]
     assert paths(site, dropped) == ["/wire/bike-lanes.html"]
+
+
+def test_many_pages_waiting_for_their_turn_are_released_without_recursion():
+    """Under a reactor other than asyncio, a page's coroutine resumes inside the call that
+    gives it its turn, and releases its own ticket there: released one inside the other, a
+    few hundred waiting pages went past Python's recursion limit, and those after it never
+    got their turn (the crawl hung). Each release inside another is taken up by the outer
+    one's loop instead."""
+    turns = Turns()
+    tickets = [turns.take() for _ in range(5 * sys.getrecursionlimit())]
+    decided: list[int] = []
+    for ticket in tickets[1:]:
+
+        def decide(_, ticket=ticket):
+            decided.append(ticket)
+            turns.release(ticket)  # synchronously, as a coroutine resumed in the callback
+
+        turns.wait(ticket).addCallback(decide)
+    settled: list[bool] = []
+    turns.settled().addCallback(lambda _: settled.append(True))
+    turns.release(tickets[0])
+    assert decided == tickets[1:]
+    assert settled == [True]
+
+
+def test_worker_processes_find_the_package_where_the_crawl_found_it():
+    """A worker is started with the folder that holds the package on its PYTHONPATH, so that
+    a crawl which imports the package from a checkout (not installed) has workers too."""
+    folder = Path(package_folder())
+    assert (folder / "scrapy_simhash" / "__init__.py").is_file()
+    assert (folder / "scrapy_simhash").resolve() == Path(scrapy_simhash.__file__).parent.resolve()
 
 
 def slow_first_spider():

@@ -374,7 +374,7 @@ class DedupService:
                 return None
             try:
                 stored = await maybe_deferred_to_future(deferToThread(index.get, url))
-            except redis_errors():
+            except (*redis_errors(), DamagedIndexError):  # (as STORAGE_ERRORS on LMDB)
                 return None
         if stored is not None and stored.record.get("run") == self.run:
             return Decision(fingerprint=stored.fingerprint)

@@ -23,6 +23,7 @@ class Turns:
         self._released: set[int] = set()
         self._waiting: dict[int, Deferred[None]] = {}
         self._idle: list[Deferred[None]] = []
+        self._releasing = False  # in release()'s loop
 
     def take(self) -> int:
         ticket = self._issued
@@ -40,12 +41,21 @@ class Turns:
 
     def release(self, ticket: int) -> None:
         self._released.add(ticket)
-        while self._current in self._released:
-            self._released.discard(self._current)
-            self._current += 1
-            waiter = self._waiting.pop(self._current, None)
-            if waiter is not None:
-                waiter.callback(None)
+        if self._releasing:
+            # called by a waiter resumed in the loop below (under a reactor other than
+            # asyncio, a coroutine resumes inside the callback): that loop takes this ticket
+            # up, instead of one loop inside another per page waiting, past the recursion limit
+            return
+        self._releasing = True
+        try:
+            while self._current in self._released:
+                self._released.discard(self._current)
+                self._current += 1
+                waiter = self._waiting.pop(self._current, None)
+                if waiter is not None:
+                    waiter.callback(None)
+        finally:
+            self._releasing = False
         if self._current == self._issued:
             idle, self._idle = self._idle, []
             for d in idle:

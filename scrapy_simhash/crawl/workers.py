@@ -227,6 +227,12 @@ def _fire(d: Deferred[Any], result: Any) -> None:
         d.callback(result)
 
 
+def package_folder() -> str:
+    """The folder that holds the ``scrapy_simhash`` package (put on a worker's PYTHONPATH, so
+    that a crawl which imports the package from a checkout starts workers that find it)."""
+    return str(Path(__file__).resolve().parents[2])
+
+
 class _Worker:
     """One worker process and the crawl's end of its socket."""
 
@@ -239,9 +245,8 @@ class _Worker:
     def spawn(cls, options: PageOptions) -> _Worker:
         ours, theirs = socket.socketpair()
         env = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (package_root, env.get("PYTHONPATH", "")) if p
+            p for p in (package_folder(), env.get("PYTHONPATH", "")) if p
         )
         try:
             process = subprocess.Popen(

@@ -10,6 +10,7 @@ import codecs
 import html as html_lib
 import logging
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -222,6 +223,45 @@ def page_title(html: str | bytes, encoding: str | None = None) -> str | None:
     return None
 
 
+#: The libraries trafilatura calls, whose loggers :func:`_demote_library_logs` filters.
+_LIBRARIES = ("trafilatura", "htmldate", "courlan", "justext")
+_extracting = threading.local()  # depth: extract_text calls under way in this thread
+_demoted: set[str] = set()  # the loggers filtered
+_loggers_seen = [0]  # how many loggers there were at the last look
+
+
+class _Demote(logging.Filter):
+    """Records that trafilatura and its libraries log while :func:`extract_text` runs go out at
+    DEBUG: their ERROR and WARNING lines ("empty HTML tree", "discarding data") say that a
+    page has no article, which the crawl counts (``simhash/skipped/no_text``); in a crawl's
+    log they read as failures. Their records outside extract_text are left alone."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(_extracting, "depth", 0) and record.levelno > logging.DEBUG:
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+_DEMOTE = _Demote()
+
+
+def _demote_library_logs() -> None:
+    """Filter every logger of :data:`_LIBRARIES` (a filter acts on its own logger's records,
+    not its children's: each module's logger gets it)."""
+    loggers = logging.root.manager.loggerDict
+    if len(loggers) == _loggers_seen[0]:
+        return  # no logger made since the last look (every page but the first few)
+    _loggers_seen[0] = len(loggers)
+    for name, item in list(loggers.items()):
+        if (
+            name not in _demoted
+            and isinstance(item, logging.Logger)
+            and name.split(".")[0] in _LIBRARIES
+        ):
+            item.addFilter(_DEMOTE)
+            _demoted.add(name)
+
+
 def extract_text(
     html: str | bytes,
     url: str | None = None,
@@ -259,7 +299,12 @@ def extract_text(
             return None
         import trafilatura
 
-        text = trafilatura.extract(text_html, url=url, fast=fast, **TRAFILATURA_OPTIONS)
+        _demote_library_logs()
+        _extracting.depth = getattr(_extracting, "depth", 0) + 1
+        try:
+            text = trafilatura.extract(text_html, url=url, fast=fast, **TRAFILATURA_OPTIONS)
+        finally:
+            _extracting.depth -= 1
     except TypeError:
         raise
     except Exception:  # trafilatura and lxml raise many kinds on broken input
