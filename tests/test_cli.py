@@ -354,6 +354,13 @@ def test_lookup_jsonl_and_no_match(capsys, index_path):
     [
         (["nothex"], "invalid fingerprint 'nothex': give 16 hex digits"),
         (["0x1" + "0" * 16], "invalid fingerprint '0x10000000000000000': more than 64 bits"),
+        # a sign, or a space, that int() would take after 0x or in 16 hex digits
+        (["--", "0x-1"], "invalid fingerprint '0x-1': give 16 hex digits"),
+        (["--", "-000000000000001"], "invalid fingerprint '-000000000000001': give 16 hex"),
+        (["--", "+000000000000001"], "invalid fingerprint '+000000000000001': give 16 hex"),
+        (["0x+ff"], "invalid fingerprint '0x+ff': give 16 hex digits"),
+        (["0x ff"], "invalid fingerprint '0x ff': give 16 hex digits"),
+        (["--", "-1"], "invalid fingerprint '-1': give 16 hex digits"),
         (
             ["--url", "https://example.com/nope"],
             "no entry or drop record for https://example.com/nope in",
@@ -403,6 +410,34 @@ def test_explain(capsys, index_path):
         f"{index_path} (a drop is recorded only with SIMHASH_DROP_RECORDS, the oldest "
         "evicted: try lookup --html with its page)\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "last_line"),
+    [
+        (["lookup", "INDEX", "--url", ""], "scrapy-simhash lookup: error: --url must not be empty"),
+        (["explain", "INDEX", ""], "scrapy-simhash explain: error: URL must not be empty"),
+        (
+            ["remove", "INDEX", "--url", "https://example.com/a", "--url", ""],
+            "scrapy-simhash remove: error: --url must not be empty",
+        ),
+        (  # bytes that are not UTF-8 on the command line, as Python decodes them
+            ["explain", "INDEX", "https://example.com/\udcff"],
+            "scrapy-simhash explain: error: URL 'https://example.com/\\udcff' is not valid UTF-8",
+        ),
+        (
+            ["remove", "INDEX", "--url", "\udcff"],
+            "scrapy-simhash remove: error: --url '\\udcff' is not valid UTF-8",
+        ),
+    ],
+)
+def test_an_empty_or_undecodable_url_is_a_usage_error(capsys, index_path, argv, last_line):
+    argv = [index_path if a == "INDEX" else a for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"usage: scrapy-simhash {argv[0]} ")
+    assert err.splitlines()[-1] == last_line
+    assert len(_stored(capsys, index_path)) == 8  # remove removed nothing
 
 
 # -- dump, clusters ------------------------------------------------------------------------
@@ -840,6 +875,70 @@ def test_errors_are_one_line(capsys, tmp_path, command):
         assert (code, out) == (1, "")
         assert err == f"scrapy-simhash: error: {message.format(path)}\n"
     assert not (tmp_path / "missing").exists()  # nothing created, even by remove
+
+
+def _drop_table(path: str, name: bytes = b"t01") -> None:
+    """Delete one of the index's table databases, as plain LMDB can."""
+    env = lmdb.open(path, max_dbs=80)
+    try:
+        with env.begin(write=True) as txn:
+            txn.drop(env.open_db(name, txn=txn), delete=True)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["info"],
+        ["dump"],
+        ["clusters"],
+        ["lookup", f"{A:016x}"],
+        ["explain", "https://example.com/a"],
+        ["remove", "--older-than", "1", "--dry-run"],
+        ["report", "-o", "-"],
+        ["compact", "DEST"],
+    ],
+)
+def test_a_missing_table_database_is_said_as_damage(capsys, index_path, tmp_path, argv):
+    """A table's database deleted from the environment: the damaged index's one line (and
+    ``verify`` names what is missing), not a KeyError."""
+    _drop_table(index_path)
+    argv = [str(tmp_path / "copy") if a == "DEST" else a for a in argv]
+    code, out, err = run(capsys, argv[0], index_path, *argv[1:])
+    assert (code, out) == (1, "")
+    assert err == (
+        f"scrapy-simhash: error: {index_path}: index damaged: its database 't01' is missing;"
+        f" 'scrapy-simhash verify {index_path}' checks it whole\n"
+    )
+    code, out, err = run(capsys, "verify", index_path)
+    assert (code, out) == (1, "problem: index damaged: its database 't01' is missing\n")
+    assert err == f"scrapy-simhash: error: {index_path} is damaged: 1 problem(s) found\n"
+
+
+def test_compact_into_redis_of_what_is_no_index_says_so_in_one_line(capsys, index_path, tmp_path):
+    """``compact DIR redis://... --key K``: DIR is opened as every command opens an index
+    (before the server is reached: none listens on port 1)."""
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "data.mdb").write_bytes(b"\x01" * 8192)
+    _plain_lmdb(tmp_path / "plain")
+    _drop_table(index_path)
+    cases = {
+        tmp_path / "junk": "{} is not a scrapy-simhash index (its data.mdb is not an LMDB file)",
+        tmp_path / "missing": "no index at {}",
+        tmp_path / "plain": (
+            "{} is not a scrapy-simhash index (an LMDB environment without index metadata)"
+        ),
+        Path(index_path): (
+            "{0}: index damaged: its database 't01' is missing;"
+            " 'scrapy-simhash verify {0}' checks it whole"
+        ),
+    }
+    for path, message in cases.items():
+        code, out, err = run(capsys, "compact", str(path), "redis://127.0.0.1:1/0", "--key", "k")
+        assert (code, out) == (1, "")
+        assert err == f"scrapy-simhash: error: {message.format(path)}\n"
+    assert not (tmp_path / "missing").exists()
 
 
 def test_a_permission_error_is_said_as_such():

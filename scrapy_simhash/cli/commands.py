@@ -214,6 +214,17 @@ def _when(match: Match | None) -> str | None:
 # -- lookup, explain -----------------------------------------------------------------------
 
 
+def _check_url(url: str, name: str) -> None:
+    """A URL given as an index key (``name`` is its argument): a usage error unless it is a
+    non-empty string UTF-8 can hold (a lone surrogate stands for bytes of another encoding)."""
+    if not url:
+        raise CliUsage(f"{name} must not be empty")
+    try:
+        url.encode("utf-8")
+    except UnicodeEncodeError:
+        raise CliUsage(f"{name} {url!r} is not valid UTF-8") from None
+
+
 def _not_stored(args: argparse.Namespace) -> CliError:
     return CliError(
         f"no entry or drop record for {args.url} in {args.index} (a drop is recorded only"
@@ -245,6 +256,8 @@ def cmd_lookup(args: argparse.Namespace, out: Output) -> int:
     given = [args.fingerprint, args.url, args.html, args.text]
     if sum(x is not None for x in given) != 1:
         raise CliUsage("give one of FINGERPRINT, --url, --html or --text")
+    if args.url is not None:
+        _check_url(args.url, "--url")
     with open_index(args.index) as index:
         signature = _query_signature(args, index)
         fingerprint = signed(signature)[0]
@@ -263,6 +276,7 @@ def cmd_lookup(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_explain(args: argparse.Namespace, out: Output) -> int:
+    _check_url(args.url, "URL")
     with open_index(args.index) as index:
         entry = index.get(args.url)
         if entry is None:
@@ -421,6 +435,8 @@ def cmd_remove(args: argparse.Namespace, out: Output) -> int:
         math.isfinite(args.older_than) and args.older_than >= 0
     ):
         raise CliUsage(f"--older-than must be a number of days >= 0, got {args.older_than}")
+    for url in args.url or ():
+        _check_url(url, "--url")
     missing: list[str] = []
     with open_index(args.index, write=not args.dry_run) as index:
         drops: list[str] = []
@@ -496,7 +512,12 @@ def cmd_verify(args: argparse.Namespace, out: Output) -> int:
 
 
 def cmd_compact(args: argparse.Namespace, out: Output) -> int:
-    if isinstance(args.index, RedisTarget) or isinstance(args.dest, RedisTarget):
+    if isinstance(args.dest, RedisTarget) and not isinstance(args.index, RedisTarget):
+        # The LMDB index copied to Redis opened as every command opens one: a folder that is
+        # no index, or a damaged one, said in one line (LMDB's errors while copying too).
+        with open_index(args.index):
+            return redis_target.cmd_compact(args, out)
+    if isinstance(args.index, RedisTarget):
         return redis_target.cmd_compact(args, out)
     dest = args.dest
     with new_directory(dest):  # checked new or empty first, as the copy's place

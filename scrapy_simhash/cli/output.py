@@ -27,6 +27,10 @@ class Terminated(BaseException):
     KeyboardInterrupt is, so that the handlers of errors do not take it for one)."""
 
 
+#: What the hex digits of a fingerprint may hold (int() places the underscores).
+_HEX = frozenset("0123456789abcdef_")
+
+
 def format_fp(fingerprint: int) -> str:
     """A fingerprint as 16 lowercase hex digits."""
     return f"{fingerprint:016x}"
@@ -36,11 +40,13 @@ def parse_fp(text: str) -> int:
     """A fingerprint from 16 hex digits (``0x`` optional: exactly 16 digits are always read as
     hex) or a decimal number."""
     value = text.strip().lower()
+    digits = value[2:] if value.startswith("0x") else value
     try:
-        if value.startswith("0x"):
-            number = int(value[2:], 16)
-        elif len(value) == 16:
-            number = int(value, 16)
+        if value.startswith("0x") or len(value) == 16:
+            # int() would also take a sign or spaces after 0x ("0x-1", "-000000000000001")
+            if not set(digits) <= _HEX:
+                raise ValueError(value)
+            number = int(digits, 16)
         elif value.isdigit():
             number = int(value)
         else:

@@ -21,6 +21,7 @@ from typing import Any
 import lmdb
 
 from .layout import MAX_TABLES
+from .records import DamagedIndexError
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +32,20 @@ DEFAULT_MAP_SIZE = (1 << 40) if sys.maxsize > 2**32 else (1 << 30)
 #: recent tables, fewer than those) and its own databases (9), with room to spare. (80, as
 #: it was, was too few for k=5 at 10 million fingerprints: 56 tables, 21 recent ones.)
 MAX_DBS = 2 * MAX_TABLES + 16
+
+
+class MissingSpaceError(DamagedIndexError, KeyError):
+    """A named database of the environment is missing: the index is damaged (a KeyError too,
+    as :meth:`~.storage.Storage.space` promises, so that an environment without the index's
+    metadata is still told apart as no index at all)."""
+
+    def __init__(self, name: bytes) -> None:
+        super().__init__(name)  # the only argument: the error pickles
+        self.name = name
+
+    def __str__(self) -> str:  # not KeyError's, the key quoted
+        shown = self.name.decode("utf-8", "backslashreplace")
+        return f"index damaged: its database {shown!r} is missing"
 
 
 @dataclass(eq=False)
@@ -237,7 +252,7 @@ class LmdbStorage:
         try:
             return self._shared.db(name, create=create, **flags)
         except lmdb.NotFoundError:
-            raise KeyError(name) from None
+            raise MissingSpaceError(name) from None
 
     def space_names(self) -> list[bytes]:
         with self.env.begin() as txn:
