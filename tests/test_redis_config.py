@@ -88,7 +88,7 @@ def test_a_url_of_another_scheme_is_named_by_its_scheme_alone(url, shown):
     )
 
 
-@pytest.mark.parametrize("off", [None, False, "False", " no ", "0", "off", ""])
+@pytest.mark.parametrize("off", [None, False, 0, "False", " no ", "0", "off", ""])
 def test_reset_off_on_redis(off):
     assert config(SIMHASH_REDIS_URL="redis://h", SIMHASH_RESET=off).reset_key is None
 

@@ -499,3 +499,41 @@ async def test_a_damaged_record_on_redis_costs_its_pages_a_check_not_the_crawl(
     assert len(said) == 1
     assert said[0].startswith(f"Simhash index {redact(redis_server.url)} {key}:site is damaged")
     assert said[0].endswith(f"'scrapy-simhash verify {redact(redis_server.url)} --key {key}:site'")
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_on_redis_whose_start_fails_releases_its_thread(
+    site, tmp_path, redis_server, key
+):
+    """As on LMDB (test_faults.py): a component after the plugin's raises in from_crawler, and
+    no spider_closed comes. Once the crawler is gone the service is collected, and the thread
+    of its checks with it (its reports held the service, and kept both alive)."""
+    import gc
+    import weakref
+
+    from .test_faults import _BrokenPipeline
+
+    settings = {
+        **MIDDLEWARE,
+        **redis_settings(redis_server.url, key),
+        "ITEM_PIPELINES": {_BrokenPipeline: 300},
+        "SIMHASH_DIR": str(tmp_path / "simhash"),
+        "SIMHASH_WORKERS": 0,
+    }
+
+    def checks() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "simhash-redis"]
+
+    before = checks()
+    crawler = get_crawler(SiteSpider, settings)
+    with pytest.raises(RuntimeError, match="cannot start"):
+        await crawler.crawl_async(start_url=site.url("/index.html"))
+    service = weakref.ref(getattr(crawler, service_module._ATTRIBUTE))
+    assert len(checks()) == len(before) + 1
+    del crawler
+    gc.collect()
+    assert service() is None
+    for thread in checks():
+        if thread not in before:
+            thread.join(timeout=10)
+    assert checks() == before

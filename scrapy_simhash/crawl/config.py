@@ -280,6 +280,7 @@ def _reset_key(settings: BaseSettings) -> str | None:
     if (
         value is None
         or value is False
+        or (type(value) is int and value == 0)  # as the LMDB index's flag reads it
         or (isinstance(value, str) and value.strip().lower() in _FALSE)
     ):
         return None

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -275,9 +276,13 @@ def open_redis_index(config: SimhashConfig, spider: str) -> RedisIndex:
     return index
 
 
-def report_remote(service: DedupService, event: str, *args: Any) -> None:
+def report_remote(service_ref: weakref.ref[DedupService], event: str, *args: Any) -> None:
     """Log and count what the checks' thread tells, and stop the crawl when it gives up and
-    ``SIMHASH_ON_INDEX_ERROR`` is ``"stop"`` (in the reactor thread)."""
+    ``SIMHASH_ON_INDEX_ERROR`` is ``"stop"`` (in the reactor thread; nothing once the service
+    is gone)."""
+    service = service_ref()
+    if service is None:
+        return
     remote = service.remote
     assert remote is not None
     where = remote.index.path  # the URL without its password, and the key

@@ -237,7 +237,9 @@ class DedupService:
         """The index on the Redis server of ``SIMHASH_REDIS_URL`` (see :mod:`.remote`)."""
         spider = self.crawler.spider
         self._index = index = open_redis_index(self.config, spider.name if spider else "default")
-        self.remote = RemoteChecks(index, self.run, partial(report_remote, self))
+        # the checks' thread reports through a weak reference: holding the service, it would
+        # keep a crawl that never started (and the thread itself) from being collected
+        self.remote = RemoteChecks(index, self.run, partial(report_remote, weakref.ref(self)))
         self._opened(index)
         return index
 
