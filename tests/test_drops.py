@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import lmdb
 import pytest
@@ -12,6 +13,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash.cli import main
 from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.index.drops import Drop
 from scrapy_simhash.index.records import DamagedIndexError, doc_id
 from scrapy_simhash.index.redis_index import RedisIndex
 from scrapy_simhash.text.signature import PageSignature
@@ -171,6 +173,49 @@ def test_record_drop_writes_a_record_for_a_stored_page(index):
     with pytest.raises(ValueError, match="rule must be one of"):
         index.record_drop(1, "x", "b", 2, "minhash")
     assert index.drop_count() == 2 and index.verify() == []
+
+
+#: A drop record's fields named as the parameters of ``record_drop`` (a record is the caller's).
+NAMED_AS_PARAMETERS = {
+    "rule": "my own",
+    "kept": "elsewhere",
+    "distance": 99,
+    "fingerprint": "f",
+    "key": "k",
+    "title": "T",
+}
+
+
+def test_add_drop_takes_the_record_whole(index):
+    """``add_drop`` records a drop as ``drops()`` gives it, its fields whatever their names;
+    ``record_drop(..., **record)`` could not take them."""
+    drop = Drop("later", flip(B, 4), "b", 21, 50.0, dict(NAMED_AS_PARAMETERS), "sentences")
+    index.add_drop(drop)
+    assert index.dropped("later") == drop
+    with pytest.raises(ValueError, match="'nowhere' is not stored"):
+        index.add_drop(replace(drop, key="x", kept="nowhere"))
+    with pytest.raises(ValueError, match="names no kept page"):
+        index.add_drop(replace(drop, key="x", kept=None))
+    assert index.drop_count() == 1 and index.verify() == []
+
+
+def test_drop_records_whose_fields_are_named_as_parameters_are_copied(tmp_path, redis_server, key):
+    """Copies (``RedisIndex.load`` from LMDB, ``compact`` from Redis to LMDB) carry a drop
+    record whose fields are named rule, kept, distance, fingerprint and key as any other
+    (they were taken for ``record_drop``'s parameters: TypeError, the copy left half-way)."""
+    record = {**NAMED_AS_PARAMETERS, "seen": 50.0}
+    with SimhashIndex(tmp_path / "ix", drop_records=10) as lm:
+        lm.insert(A, "a")
+        assert lm.check_and_insert_many([(flip(A, 2), "copy", record)])[0].key == "a"
+        with RedisIndex(redis_server.url, key, layout=lm.layout) as rd:
+            assert rd.load(lm) == 1
+            assert rd.compact(str(tmp_path / "back")) == 1
+            on_redis = rd.dropped("copy")
+        with SimhashIndex(tmp_path / "back") as back:
+            on_lmdb = back.dropped("copy")
+            assert back.verify() == []
+        want = Drop("copy", flip(A, 2), "a", 1, 50.0, NAMED_AS_PARAMETERS, "hamming")
+        assert lm.dropped("copy") == on_redis == on_lmdb == want
 
 
 def test_groups_join_near_pages_and_their_dropped_copies(index):

@@ -404,6 +404,27 @@ def test_verify_reports_damage(index):
     assert any("no document" in p for p in problems)
 
 
+def test_pairs_pass_over_a_link_whose_document_is_missing(index):
+    """A fingerprint link whose document is gone (damage ``verify`` names): ``pairs``,
+    ``clusters`` and ``groups`` give the pairs of the documents that are there, as a query
+    passes over such a link (and as the Redis index's ``pairs`` does), instead of failing
+    with a TypeError."""
+    index.insert(1, "a")
+    index.insert(3, "b")
+    index.insert(3, "c")
+    far = 0xF0F0_F0F0_F0F0_F0F0
+    index.insert(far, "d")
+    index.insert(flip(far, 1), "e")
+    env = index._tx.storage.env
+    with env.begin(write=True) as txn:
+        txn.delete(doc_id("b"), db=index._docs.docs)  # 3 still links "b"
+        txn.delete(doc_id("e"), db=index._docs.docs)  # flip(far, 1) links only "e"
+    assert f"fingerprint {3:#018x} links a missing document" in index.verify()
+    assert sorted(index.pairs()) == [("a", "c", 1)]
+    assert index.clusters() == [["a", "c"]]
+    assert [m.key for m in index.query(1)] == ["a", "c"]
+
+
 def test_verify_names_each_kind_of_damage(index):
     for i in range(5):
         index.insert(i << 50, f"k{i}")

@@ -13,6 +13,7 @@ import uuid
 import pytest
 
 from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.index.records import doc_id
 from scrapy_simhash.index.redis_index import REDIS_FORMAT_VERSION, RedisIndex
 from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION
 
@@ -249,6 +250,32 @@ def test_errors_are_one_line(capsys, redis_server, key):
     code, _, err = run(capsys, "info", "--key", key, "redis://:pw@127.0.0.1:1/0")
     assert code == 1 and "cannot use the Redis server at redis://:***@127.0.0.1:1/0" in err
     assert "pw@" not in err
+
+
+def test_a_damaged_document_is_a_problem_to_verify_and_one_line_to_the_others(
+    capsys, redis_server, key, tmp_path
+):
+    """A document record that fails its checksum: ``verify`` lists it among the problems
+    (as on LMDB), and the commands that read it say so in one line naming ``verify``, as on
+    LMDB, not "unexpected DamagedIndexError"."""
+    url = redis_server.url
+    docid = doc_id("https://c.example/")
+    with redis_server.client() as client:
+        docs = f"{{{key}}}:docs"
+        data = client.hget(docs, docid)
+        client.hset(docs, docid, data[:-1] + bytes([data[-1] ^ 1]))  # a bit of its CRC flipped
+    why = "index damaged: a document record fails its checksum"
+    code, out, err = run(capsys, "verify", "--key", key, url)
+    assert (code, out) == (1, f"problem: document {docid.hex()}: {why}\n")
+    assert err == f"scrapy-simhash: error: {url} is damaged: 1 problem(s) found\n"
+    said = (
+        f"scrapy-simhash: error: {url} key {key}: {why};"
+        f" 'scrapy-simhash verify {url} --key {key}' checks it whole\n"
+    )
+    report = str(tmp_path / "report.html")
+    for command in (["info"], ["dump"], ["clusters"], ["report", "-o", report]):
+        code, _, err = run(capsys, *command, "--key", key, url)  # dump streams up to it
+        assert (code, err) == (1, said), command
 
 
 def test_report_of_a_redis_index(capsys, redis_server, key, tmp_path):

@@ -12,10 +12,10 @@ import pytest
 
 from scrapy_simhash.index import IndexMismatchError, SimhashIndex
 from scrapy_simhash.index.layout import build_layout
-from scrapy_simhash.index.records import doc_id
+from scrapy_simhash.index.records import DamagedIndexError, doc_id
 from scrapy_simhash.index.redis_bulk import table_buckets
 from scrapy_simhash.index.redis_client import redact
-from scrapy_simhash.index.redis_index import RedisIndex, choose_field_bits
+from scrapy_simhash.index.redis_index import BATCH, RedisIndex, choose_field_bits
 from scrapy_simhash.text.signature import PageSignature
 
 
@@ -175,6 +175,70 @@ def test_verify_names_damaged_documents_links_tables_and_counts(redis_server, ke
     assert "table 2 holds 3 fingerprints, not the 3 linked" in problems
 
 
+def test_verify_lists_damaged_document_records(redis_server, key):
+    """A document record that fails its checksum, and one cut short: ``verify`` names them
+    among its problems, as on LMDB, instead of raising DamagedIndexError at the first (read
+    again through its fingerprint's link)."""
+    tag = f"{{{key}}}"
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        ix.insert_many([(1 << 60, "a", {"t": "x"}), (2 << 60, "b", {}), (3 << 60, "c", {})])
+        data = client.hget(f"{tag}:docs", doc_id("a"))
+        client.hset(f"{tag}:docs", doc_id("a"), data[:-1] + bytes([data[-1] ^ 1]))
+        client.hset(f"{tag}:docs", doc_id("b"), b"\x00" * 10)
+        problems = ix.verify()
+    assert sorted(problems) == [
+        f"document {doc_id('a').hex()}: index damaged: a document record fails its checksum",
+        f"document {doc_id('b').hex()}: index damaged: a document record fails its checksum",
+    ]
+
+
+@pytest.mark.parametrize("cut", [0, 5, 19, 23, 30])
+def test_a_document_record_cut_short_is_damage_to_every_decision(redis_server, key, cut):
+    """A stored record cut to fewer bytes than its header, key and checksum take: the
+    script reports damage (DamagedIndexError), by the Hamming rule and by the sentence rule,
+    one by one and in a batch, not a Lua error on the missing bytes (a ResponseError); and the
+    page stored again or removed is damage too, as on LMDB (whose writes decode the old
+    record first)."""
+    tag = f"{{{key}}}"
+    url = "https://x.example/a"  # 19 bytes: a whole record is 20 + 19 + 4 bytes or more
+    sentences = (1, 2, 3)
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        ix.insert(PageSignature(1 << 60, sentences, 100), url, t="title")
+        data = client.hget(f"{tag}:docs", doc_id(url))
+        client.hset(f"{tag}:docs", doc_id(url), data[:cut])
+        near = PageSignature((1 << 60) | 1, sentences, 100)  # by the Hamming rule
+        far = PageSignature(12345, sentences, 100)  # by the sentence rule
+        calls = [
+            lambda: ix.decide(near),
+            lambda: ix.decide(far),
+            lambda: ix.check_and_insert(near, "https://x.example/b"),
+            lambda: ix.check_and_insert(far, "https://x.example/c"),
+            lambda: ix.check_and_insert_many([(near, "https://x.example/d", {})]),
+        ]
+        # its own page stored again or removed: its header is read first
+        calls += [
+            lambda: ix.insert(7, url),
+            lambda: ix.check_and_insert(7, url),
+            lambda: ix.check_and_insert_many([(7, url, {})]),
+            lambda: ix.remove(url),
+        ]
+        for call in calls:
+            with pytest.raises(DamagedIndexError, match="index damaged: "):
+                call()
+        assert len(ix) == 1  # nothing was stored
+
+
+def test_pairs_pass_over_a_link_whose_document_is_missing(redis_server, key):
+    """A fingerprint whose one linked document is gone (damage ``verify`` names): ``pairs``
+    and ``clusters`` give the pairs of the documents that are there, as on LMDB."""
+    tag = f"{{{key}}}"
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        ix.insert_many([(1, "a", {}), (3, "b", {}), (3, "c", {}), (7, "d", {})])
+        client.hdel(f"{tag}:docs", doc_id("b"), doc_id("d"))  # 7 links only "d"
+        assert sorted(ix.pairs()) == [("a", "c", 1)]
+        assert ix.clusters() == [["a", "c"]]
+
+
 def test_check_and_insert_keeps_crowded_buckets_in_order(redis_server, key):
     """Check-and-inserts into the same buckets, in a random order and in batches: the script
     puts each new value where its probe found it goes; the buckets stay sorted and every
@@ -200,6 +264,71 @@ def test_check_and_insert_keeps_crowded_buckets_in_order(redis_server, key):
         # a copy of each is found, at its distance
         for fp in fps[::11]:
             assert ix.check_and_insert(fp ^ 0b101, f"copy{fp}").key == f"k{fp}"
+
+
+def _decided(match) -> tuple | None:
+    return None if match is None else (match.key, match.rule, match.distance)
+
+
+def _decisions(index, items: list) -> list:
+    return [_decided(m) for m in index.check_and_insert_many(items)]
+
+
+def _stored(index) -> list:
+    return sorted((m.key, m.fingerprint, m.record.get("i")) for m in index.items())
+
+
+def test_a_key_given_twice_in_a_batch_is_decided_in_its_place(redis_server, key, tmp_path):
+    """check_and_insert_many with a key given again: its second item is decided after the
+    first was stored and before the items after it, as one by one on LMDB. (Sent in one
+    pipeline, it carried a header read before the first was stored: refused, and decided
+    only after every other item, so that "b" was admitted and "a" dropped against it.)"""
+    items = [(0, "a", {}), (2**64 - 1, "a", {}), (2**64 - 1, "b", {})]
+    with (
+        RedisIndex(redis_server.url, key) as redis,
+        SimhashIndex(tmp_path / "ix") as lmdb,
+    ):
+        assert _decisions(lmdb, items) == [None, None, ("a", "hamming", 0)]
+        assert _decisions(redis, items) == [None, None, ("a", "hamming", 0)]
+        assert _stored(redis) == _stored(lmdb) == [("a", 2**64 - 1, None)]
+
+
+def test_batches_with_keys_given_again_decide_as_one_by_one_on_lmdb(redis_server, key, tmp_path):
+    """Batches over several scripts of BATCH items whose keys come again (within a script
+    and across scripts), pages near duplicates of one another, bare or signed, drop records
+    on: the answers, the documents and the drop records are the LMDB index's."""
+    rng = random.Random(17)
+    bases = [rng.getrandbits(64) for _ in range(3)]
+    article = [rng.getrandbits(64) for _ in range(12)]
+
+    def page(i: int) -> int | PageSignature:
+        fingerprint = rng.choice(bases)
+        for bit in rng.sample(range(64), rng.choice([0, 1, 2, 3, 5, 9])):
+            fingerprint ^= 1 << bit
+        if i % 3 == 0:
+            return fingerprint  # a bare fingerprint
+        return PageSignature(fingerprint, tuple(rng.sample(article, 6)), rng.choice([90, 200]))
+
+    count = 2 * BATCH + 40
+    keys = [f"https://r.example/{rng.randrange(40)}" for _ in range(count)]
+    items = [(page(i), k, {"i": i}) for i, k in enumerate(keys)]
+    assert len(set(keys)) <= 40  # each key comes about 4 times
+    with (
+        RedisIndex(redis_server.url, key, drop_records=1000) as redis,
+        SimhashIndex(tmp_path / "ix", drop_records=1000) as lmdb,
+    ):
+        found = 0
+        for start in (0, 2 * BATCH):  # a batch of two scripts, then one of a script
+            batch = items[start : start + 2 * BATCH]
+            expected = [_decided(lmdb.check_and_insert(p, k, **r)) for p, k, r in batch]
+            assert _decisions(redis, batch) == expected
+            found += sum(m is not None for m in expected)
+        assert found > 20  # near duplicates were found
+        assert _stored(redis) == _stored(lmdb)
+        assert sorted((d.key, d.kept, d.rule, d.record["i"]) for d in redis.drops()) == sorted(
+            (d.key, d.kept, d.rule, d.record["i"]) for d in lmdb.drops()
+        )
+        assert redis.verify() == [] and lmdb.verify() == []
 
 
 def test_scripts_are_loaded_again_after_a_flush(redis_server, key):

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..index import IndexMismatchError, SimhashIndex
+from ..index import DamagedIndexError, IndexMismatchError, SimhashIndex
 from ..index.redis_client import redact, redis_errors
 from ..index.redis_index import RedisIndex
 from .destination import new_directory
@@ -70,12 +70,19 @@ def target(value: str, key: str | None) -> str:
     return RedisTarget(value, key)
 
 
+def damaged(index: RedisTarget, exc: DamagedIndexError) -> CliError:
+    """The one line for damage met while reading ``index``, worded as for an LMDB index
+    (:func:`.open_index.reword`): where, what, and the command that lists every problem."""
+    command = f"scrapy-simhash verify {index} --key {index.key}"
+    return CliError(f"{index} key {index.key}: {exc}; '{command}' checks it whole")
+
+
 @contextmanager
 def open_redis(index: RedisTarget, *, write: bool = False) -> Iterator[RedisIndex]:
     """The Redis index named by ``index`` (read-only unless ``write``); it must exist."""
     try:
         opened = RedisIndex(index.url, index.key, readonly=not write, create=False)
-    except IndexMismatchError as exc:
+    except (IndexMismatchError, DamagedIndexError) as exc:
         raise CliError(str(exc)) from exc
     except ValueError as exc:
         missing = "no index" in str(exc)
@@ -86,6 +93,8 @@ def open_redis(index: RedisTarget, *, write: bool = False) -> Iterator[RedisInde
         yield opened
     except redis_errors() as exc:
         raise CliError(f"the Redis server at {index} failed: {exc}") from exc
+    except DamagedIndexError as exc:  # a record that does not decode, met by a command
+        raise damaged(index, exc) from exc
     finally:
         opened.close()
 
@@ -136,7 +145,10 @@ def cmd_info(args: argparse.Namespace, out: Output, when: Any) -> int:
 def verify(index: RedisTarget) -> dict[str, Any]:
     """``verify``'s findings on a Redis index: problems, entries, tables, drop records."""
     with open_redis(index) as opened:
-        problems = opened.verify()
+        try:
+            problems = opened.verify()
+        except DamagedIndexError as exc:  # what verify's rules do not read past: a problem
+            problems = [str(exc)]
         return {
             "problems": problems,
             "entries": len(opened),

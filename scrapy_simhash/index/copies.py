@@ -44,15 +44,16 @@ def copy_repeats(source: Any, dest: Any) -> None:
 def copy_drops(source: Any, dest: Any) -> int:
     """Record in ``dest`` every drop record of ``source`` (indexes, LMDB or Redis), oldest
     first, whose kept page ``dest`` holds; how many were copied. ``dest`` keeps them all
-    whatever its bound (a writer's bound applies at its next drop)."""
+    whatever its bound (a writer's bound applies at its next drop). Each record is passed
+    whole (``add_drop``): a field named as a parameter of ``record_drop`` (``rule``, ``key``,
+    ...) is copied as any other, not taken for that parameter."""
     bound = dest.drop_records
     dest.drop_records = max(bound, source.drop_count())
     copied = 0
     try:
         for drop in source.drops():
             if drop.kept is not None and drop.kept in dest:
-                dest.record_drop(drop.fingerprint, drop.key, drop.kept, drop.distance, drop.rule,
-                                 seen=drop.seen, **drop.record)  # fmt: skip
+                dest.add_drop(drop)
                 copied += 1
     finally:
         dest.drop_records = bound

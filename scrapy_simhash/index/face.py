@@ -3,7 +3,7 @@ the Redis server's :class:`~.redis_index.RedisIndex`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..text.signature import PageSignature
@@ -75,8 +75,33 @@ class IndexFace:
         the stored key ``kept`` found by ``rule``, with a JSON-serializable ``record`` (its
         time ``seen``, now unless given), as ``check_and_insert`` does with
         ``drop_records``; kept to that bound, or to one record when it is 0. ValueError if
-        ``kept`` is not stored."""
-        item = checked_signed_items([(fingerprint, key, record)])[0]
+        ``kept`` is not stored. A record with a field named as one of these parameters
+        (``rule``, ``key``, ...) is recorded by :meth:`add_drop`."""
+        self._checked_drop(fingerprint, key, kept, distance, rule, record)
+
+    def add_drop(self, drop: Drop) -> None:
+        """Record ``drop`` (as :meth:`drops` gives it, from this index or another) here, with
+        its time: :meth:`record_drop` with the record passed whole, so that a field of it named
+        as one of that method's parameters (``rule``, ``kept``, ``distance``, ``fingerprint``,
+        ``key``) is a field like any other (a copy takes every drop record as it is).
+        ValueError if its kept page is not stored."""
+        if drop.kept is None:  # a damaged index's record
+            raise ValueError(f"the drop record of {drop.key!r} names no kept page")
+        record = {**drop.record, "seen": drop.seen}
+        self._checked_drop(drop.fingerprint, drop.key, drop.kept, drop.distance, drop.rule, record)
+
+    def _checked_drop(
+        self,
+        fingerprint: int | PageSignature,
+        key: str,
+        kept: str,
+        distance: int,
+        rule: str,
+        record: Mapping[str, Any],
+    ) -> None:
+        """:meth:`record_drop`'s checks, then the drop recorded: ``record`` a mapping, whatever
+        its field names."""
+        item = checked_signed_items([(fingerprint, key, dict(record))])[0]
         distance = check_distance(distance, "distance", 64)  # a sentence-rule drop: any
         rule_code(rule)
         self._record_drop(item, check_key(kept), distance, rule)

@@ -609,15 +609,20 @@ class SimhashIndex(IndexFace):
         fps = np.frombuffer(b"".join(f for f, _ in rows), dtype=">u8").astype(np.uint64)
 
         def keys_of(wanted: set[int]) -> dict[int, list[str]]:
-            docids: dict[int, list[bytes]] = {}
+            docids: dict[int, list[bytes]] = {fp: [] for fp in wanted}
             for fp, (_, docid) in zip(fps.tolist(), rows, strict=True):
                 if fp in wanted:
-                    docids.setdefault(fp, []).append(docid)
+                    docids[fp].append(docid)
+            out: dict[int, list[str]] = {}
             with self._read() as txn:
-                return {
-                    fp: sorted(decode_doc(txn.get(d, db=self._docs.docs))[1] for d in group)
-                    for fp, group in docids.items()
-                }
+                for fp, group in docids.items():
+                    records = (txn.get(d, db=self._docs.docs) for d in group)
+                    # A link whose document is missing is passed over, as a query passes it
+                    # over (Documents.matches) and the Redis index's pairs does: the pairs of
+                    # the documents that are there stand, and verify names the link. A record
+                    # that does not decode raises DamagedIndexError, as on every read.
+                    out[fp] = sorted(decode_doc(data)[1] for data in records if data is not None)
+            return out
 
         yield from document_pairs(self.layout, fps, keys_of, k)
 

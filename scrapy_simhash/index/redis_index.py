@@ -237,6 +237,21 @@ def choose_field_bits(layout: Layout, expected_size: int) -> int:
     return best[1]
 
 
+def distinct_runs(items: Sequence[SignedItem]) -> Iterator[list[SignedItem]]:
+    """``items`` cut, in their order, into runs that repeat no key: each run as long as it
+    can be (a run ends before the first key it holds already)."""
+    run: list[SignedItem] = []
+    keys: set[str] = set()
+    for item in items:
+        if item[1] in keys:
+            yield run
+            run, keys = [], set()
+        run.append(item)
+        keys.add(item[1])
+    if run:
+        yield run
+
+
 @dataclass(frozen=True)
 class _Split:
     """How a table's permuted fingerprint splits into a bucket field and a value."""
@@ -551,6 +566,8 @@ class RedisIndex(IndexFace):
 
     def _store_item(self, item: SignedItem, now: float, held: bytes) -> list[Any]:
         fingerprint, key, entry, signature = item
+        if 0 < len(held) < 16:  # the stored record is shorter than a header: cut by damage
+            raise DamagedIndexError(f"index damaged: a document record of {len(held)} bytes")
         seen = now if entry.seen is None else entry.seen
         if held and entry.seen is None:
             seen = _SEEN.unpack_from(held, 8)[0]  # a replaced key keeps its first-seen time
@@ -597,9 +614,10 @@ class RedisIndex(IndexFace):
         self, items: Sequence[tuple[int | PageSignature, str, dict[str, Any]]]
     ) -> list[Match | None]:
         """:meth:`check_and_insert` for each ``(fingerprint, key, record)``, :data:`BATCH` a
-        script, the scripts pipelined: decided in order, each item seeing those admitted
-        before it. Every item is checked before any is sent. A damaged page signature met by
-        a script raises DamagedIndexError; the items it decided before are written."""
+        script, the scripts pipelined (a key given again starts another pipeline): decided in
+        order, each item seeing those admitted before it, as on LMDB. Every item is checked
+        before any is sent. A damaged page signature or document record met by a script
+        raises DamagedIndexError; the items it decided before are written."""
         checked = checked_signed_items(items)
         self._writable()
         if not checked:
@@ -607,8 +625,25 @@ class RedisIndex(IndexFace):
         return self._pipelined("check", checked)
 
     def _pipelined(self, mode: str, checked: list[SignedItem]) -> list[Match | None]:
-        """Scripts of ``mode`` for ``checked`` items, :data:`BATCH` items a script, in one
-        pipeline, the documents' current headers read first (one round trip)."""
+        """Scripts of ``mode`` for ``checked`` items, decided in their order: a run of
+        distinct keys at a time (:func:`distinct_runs`), each in one pipeline.
+
+        A key's script carries the record header the client read, and refuses a document
+        changed since. A key repeated in one pipeline would carry a header read before its
+        first occurrence was stored: refused, and decided again only after every other item,
+        out of order (a near duplicate after it would be admitted first). So the second
+        occurrence waits for the next run, whose headers are read after this one is
+        decided."""
+        out: list[Match | None] = []
+        for run in distinct_runs(checked):
+            out += self._pipelined_run(mode, run)
+        return out
+
+    def _pipelined_run(self, mode: str, checked: list[SignedItem]) -> list[Match | None]:
+        """Scripts of ``mode`` for ``checked`` items of distinct keys, :data:`BATCH` items a
+        script, in one pipeline, the documents' current headers read first (one round trip).
+        An item refused because another process changed its document meanwhile is decided
+        again alone."""
         docids = [doc_id(item[1]) for item in checked]
         held = [b"" if d is None else bytes(d[:16]) for d in self.client.hmget(self._docs, docids)]
         now = time.time()
@@ -846,10 +881,12 @@ class RedisIndex(IndexFace):
         def keys_of(wanted: set[int]) -> dict[int, list[str]]:
             chosen = [(fp, docid) for fp, docid in rows if fp in wanted]
             data = self.client.hmget(self._docs, [d for _, d in chosen]) if chosen else []
-            out: dict[int, list[str]] = {}
+            # every fingerprint asked for, with no key when none of its documents is there (a
+            # link whose document is missing is passed over, as a query passes it over)
+            out: dict[int, list[str]] = {fp: [] for fp in wanted}
             for (fp, _), record in zip(chosen, data, strict=True):
                 if record is not None:
-                    out.setdefault(fp, []).append(decode_doc(record)[1])
+                    out[fp].append(decode_doc(record)[1])
             return {fp: sorted(keys) for fp, keys in out.items()}
 
         yield from document_pairs(self.layout, fps, keys_of, k)

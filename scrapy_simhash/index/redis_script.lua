@@ -392,8 +392,19 @@ local function rule_decide(page, stored, counted)
   return nil
 end
 
--- a document record's key (header: fingerprint 8, first seen 8, key length 4)
-local function record_key(data) return sub(data, 21, 20 + head(data, 17)) end
+-- a document record's key (header: fingerprint 8, first seen 8, key length 4; then the key,
+-- the JSON and a CRC-32 of 4), or nil for a record too short to hold them: cut by damage, whose
+-- header read as numbers would fail the script (the checksum is the client's to check)
+local function record_key(data)
+  if #data < 24 then return nil end
+  local n = head(data, 17)
+  if #data < 24 + n then return nil end
+  return sub(data, 21, 20 + n)
+end
+-- the damage a record that record_key refuses is, as decide answers it
+local function damaged_record(data)
+  return redis.error_reply('SIMHASHDAMAGED a document record of ' .. #data .. ' bytes')
+end
 -- whether a < b, byte by byte (Lua's < follows the server's locale)
 local function before(a, b)
   local m = min(#a, #b)
@@ -416,10 +427,15 @@ local function decide(found)
   end
   -- Hamming candidates: every document of every fingerprint within k, nearest first, then
   -- by key; the first without a signature, or that the Hamming rule accepts, wins
-  local cands = {}
+  local cands, damaged = {}, nil
   documents(found, function(id, data, d)
-    if id ~= docid then cands[#cands + 1] = {id = id, data = data, d = d, key = record_key(data)} end
+    if id == docid then return end
+    local key = record_key(data)
+    if key then cands[#cands + 1] = {id = id, data = data, d = d, key = key}
+    else damaged = damaged or data end
   end)
+  -- a damaged candidate fails the decision, as its record's decoding does on LMDB
+  if damaged then return damaged_record(damaged) end
   table.sort(cands, function(a, b)
     if a.d ~= b.d then return a.d < b.d end
     return before(a.key, b.key)
@@ -488,10 +504,12 @@ local function decide(found)
         if stored.err then return stored end
         local by = rule_decide(page, stored, counted)
         local data = by and redis.call('HGET', docs, id)
+        local key = data and record_key(data)
+        if data and not key then return damaged_record(data) end
         if data then
           local d = pop(bxor(head(data, 1), qh)) + pop(bxor(head(data, 5), ql))
           local c = {id = id, data = data, d = d, rule = by, counted = counted,
-                     key = record_key(data), sig = stored}
+                     key = key, sig = stored}
           if not best or c.counted > best.counted
             or (c.counted == best.counted
               and (c.d < best.d or (c.d == best.d and before(c.key, best.key)))) then
@@ -674,9 +692,11 @@ function MODES.drop()
   return {0, 1}
 end
 -- remove, check, insert: refused ({-1, header}) when the document's record is not the one the
--- client read
+-- client read; damage when it is cut short (its header would be misread: as on LMDB, where
+-- replacing or removing a document decodes its record first)
 local function changed()
   local old = redis.call('HGET', docs, docid)
+  if old and not record_key(old) then return damaged_record(old) end
   local held = old and sub(old, 1, 16) or ''
   if held ~= expect then return {-1, held} end
   return nil
