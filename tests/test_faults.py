@@ -749,3 +749,41 @@ async def test_a_crawl_whose_start_fails_after_the_index_opened_releases_it(site
     index = SimhashIndex(str(folder / "site"), reset=True)
     assert len(index) == 0
     index.close()
+
+
+@deferred_f_from_coro_f
+async def test_two_crawls_running_in_one_process_do_not_share_an_index(site, tmp_path):
+    """Two crawls of one spider at once in one process (two crawlers of one runner): the
+    second to open the index is refused at its start, naming SIMHASH_DIR and what to do. It
+    used to start, and every one of its pages passed unchecked, said as a failed write to the
+    disk (LMDB allows one write transaction a thread, and each crawl holds its batch's open).
+    A crawl whose start failed holds nothing, and the index opens again once the first
+    crawl is over."""
+    from scrapy import signals
+    from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+    from twisted.internet.defer import Deferred
+
+    settings = {**MIDDLEWARE, "SIMHASH_DIR": str(tmp_path / "simhash"), "SIMHASH_WORKERS": 0}
+    failed = get_crawler(SiteSpider, {**settings, "ITEM_PIPELINES": {_BrokenPipeline: 300}})
+    with pytest.raises(RuntimeError, match="cannot start"):
+        await failed.crawl_async(start_url=site.url("/index.html"))
+    first = get_crawler(SiteSpider, settings)
+    opened: Deferred[None] = Deferred()
+    first.signals.connect(lambda spider: opened.callback(None), signals.spider_opened, weak=False)
+    running = deferred_from_coro(first.crawl_async(start_url=site.url("/index.html")))
+    await maybe_deferred_to_future(opened)  # the first crawl holds its index
+    second = get_crawler(SiteSpider, settings)
+    with pytest.raises(ValueError) as refused:
+        await second.crawl_async(start_url=site.url("/index.html"))
+    assert str(refused.value).startswith(
+        f"SIMHASH_DIR: the index {tmp_path / 'simhash' / 'site'} is in use by another crawl "
+        "running in this process;"
+    )
+    await maybe_deferred_to_future(running)
+    stats = first.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert stats["simhash/unique"] == 5
+    assert "simhash/skipped/index_error" not in stats
+    again = get_crawler(SiteSpider, settings)
+    await again.crawl_async(start_url=site.url("/index.html"))
+    assert again.stats.get_value("simhash/duplicate") == 11  # every page stored by the first

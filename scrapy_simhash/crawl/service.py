@@ -142,6 +142,10 @@ def _release_unclosed(index: Any, remote: RemoteChecks | None, pool: WorkerPool 
         logger.exception("Closing the simhash index of a crawl that never started failed")
 
 
+#: The crawl of this process that opened each LMDB index (by its real path), while it lives.
+_LMDB_CRAWLS: weakref.WeakValueDictionary[str, DedupService] = weakref.WeakValueDictionary()
+
+
 class DedupService:
     """Config, index, fingerprinter and stats of one crawl. Get it with :meth:`from_crawler`."""
 
@@ -203,6 +207,15 @@ class DedupService:
         config = self.config
         if config.redis_url is not None:
             return self._open_redis()
+        where = os.path.realpath(self.path)
+        other = _LMDB_CRAWLS.get(where)
+        if other is not None and not other._closed and other.crawler.crawling:
+            raise ValueError(
+                f"SIMHASH_DIR: the index {self.path} is in use by another crawl running in this "
+                f"process; two crawls of one process cannot share an index (each holds its "
+                f"batch of writes open, and LMDB allows one a thread). Give each crawl its own "
+                f"SIMHASH_DIR, or run them in separate processes, which can share it"
+            )
         try:
             index = SimhashIndex(
                 self.path,
@@ -230,6 +243,7 @@ class DedupService:
                 f"{exc.strerror or exc} ({type(exc).__name__})"
             ) from None
         self._index = index
+        _LMDB_CRAWLS[where] = self
         self._opened(index)
         return index
 
