@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 
@@ -310,3 +311,15 @@ def test_trafilatura_says_a_page_has_no_article_at_debug_only(caplog) -> None:
     caplog.clear()
     logging.getLogger("trafilatura.core").error("a line of the user's own trafilatura call")
     assert [r.levelno for r in caplog.records] == [logging.ERROR]
+
+
+def test_the_title_of_a_page_in_utf16_or_utf32_is_found() -> None:
+    html = article_page(PARAS, "Library network to grow")
+    marked = {  # each with its byte-order mark
+        "utf-16": html.encode("utf-16"),
+        "utf-16-be": codecs.BOM_UTF16_BE + html.encode("utf-16-be"),
+        "utf-32": html.encode("utf-32"),
+    }
+    for body in marked.values():
+        assert page_title(body) == "Library network to grow"
+        assert "three new branches" in (extract_text(body) or "")

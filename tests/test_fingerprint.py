@@ -566,6 +566,8 @@ def test_text_signature_is_exact_on_normalized_text() -> None:
     assert text_signature(EN) == text_signature("  " + EN.upper() + "\n")
     assert text_signature(EN) != text_signature(EN.replace("Monday", "Tuesday"))
     assert len(text_signature(EN)) == 16
+    # a lone surrogate (a byte of another encoding, decoded with surrogateescape) is a text too
+    assert text_signature(EN + " \udcff") != text_signature(EN + " \udcfe")
 
 
 fingerprints = st.integers(min_value=0, max_value=(1 << 64) - 1)

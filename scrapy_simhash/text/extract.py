@@ -200,6 +200,8 @@ def _drop_title_line(text: str, html: str) -> str:
 TITLE_LENGTH = 200
 _TITLE_SPAN = 65536
 _TITLE_END = re.compile(rb"</title\s*>", re.IGNORECASE)
+#: The byte-order marks of encodings whose ASCII characters are not ASCII bytes.
+_WIDE_BOMS = tuple(bom for bom, name in _BOMS if name.startswith(("utf-16", "utf-32")))
 _SPACE = re.compile(r"\s+")
 
 
@@ -209,10 +211,14 @@ def page_title(html: str | bytes, encoding: str | None = None) -> str | None:
     none."""
     if isinstance(html, bytes | bytearray | memoryview):
         head = bytes(html[:_TITLE_SPAN])
-        end = _TITLE_END.search(head)
-        if end is None:
-            return None
-        decoded = decode_html(head[: end.end()], encoding)
+        if head.startswith(_WIDE_BOMS):
+            end = len(head)  # its tags are not ASCII bytes: decoded whole, then read
+        else:
+            found = _TITLE_END.search(head)
+            if found is None:
+                return None
+            end = found.end()
+        decoded = decode_html(head[:end], encoding)
         if decoded is None:
             return None
         html = decoded

@@ -326,8 +326,10 @@ def hamming(a: int, b: int) -> int:
 
 def text_signature(text: str) -> bytes:
     """Exact 16-byte signature of the normalized text: equal for texts that differ only in
-    case, Unicode form and white space. A fast path for exact copies."""
-    return hashlib.blake2b(normalize(text).encode("utf-8"), digest_size=16).digest()
+    case, Unicode form and white space. A fast path for exact copies. A lone surrogate (bytes
+    of another encoding decoded with ``surrogateescape``) is hashed as such, not refused."""
+    data = normalize(text).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _simhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
