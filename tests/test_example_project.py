@@ -315,3 +315,53 @@ def test_help_examples_run_as_printed(crawled_root):
         done = bash(command, crawled_root, 60)
         assert (done.returncode, done.stderr) == (0, ""), command
         assert done.stdout.strip(), command
+
+
+def _python_example(section: str, holding: str) -> str:
+    """The README's one Python block that holds ``holding``, after the heading ``section``
+    (found in the whole README: a comment line in a block reads as a heading to
+    :func:`readme_blocks`)."""
+    after = README[README.index(f"## {section}\n") :]
+    blocks = re.findall(r"^```python\n(.*?)^```$", after, re.M | re.S)
+    return next(b for b in blocks if holding in b)
+
+
+@pytest.mark.parametrize(
+    ("section", "holding", "printed"),
+    [
+        ("Fingerprints without Scrapy", "page_signature(text)", [r"17", r"True"]),
+        (
+            "The index without Scrapy",
+            "SimhashIndex(",
+            [
+                r"https://example\.com/news/coral-survey\.html 17 sentences \{.*\}",
+                r"\[Match\(.*key='https://example\.com/news/bike-lanes\.html', distance=0.*\)\]",
+                r"\[\]",
+            ],
+        ),
+        (
+            "Crawls on many machines (scrapy-redis)",
+            "RedisIndex(",
+            [r"\[Match\(.*key='https://example\.com/a', distance=0.*\)\]"],
+        ),
+    ],
+    ids=["fingerprints", "index", "redis"],
+)
+def test_readme_python_examples_run_as_printed(tmp_path, request, section, holding, printed):
+    """The README's Python examples, as printed, from a root holding the example project: they
+    run, and print what their comments say (the Redis one on the suite's server, not
+    127.0.0.1:6379)."""
+    code = _python_example(section, holding)
+    if "RedisIndex(" in code:
+        server = request.getfixturevalue("redis_server")
+        code = code.replace("redis://127.0.0.1:6379/0", server.url)
+        code = code.replace('"demo:simhash"', f'"{tmp_path.name}:demo"')
+    (tmp_path / "example_project").symlink_to(EXAMPLE)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(printed), lines
+    for line, expected in zip(lines, printed, strict=True):
+        assert re.fullmatch(expected, line), line
