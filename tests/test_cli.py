@@ -1439,3 +1439,65 @@ def test_compact_to_a_place_that_cannot_be_written_says_so_in_one_line(
     code, out, err = run(capsys, "compact", index_path, str(dest))
     assert (code, out) == (1, "")
     assert err == f"scrapy-simhash: error: cannot write the copy to {dest}: Not a directory\n"
+
+
+# -- what a crawled site wrote, shown -------------------------------------------------------
+
+
+def test_a_sites_escape_sequences_reach_the_terminal_as_text(capsys, tmp_path):
+    """A title or URL holds what the crawled site wrote: escape sequences (which recolour,
+    clear or retitle a terminal) and bidirectional overrides are shown as escapes in the
+    table format; the JSON formats keep them, escaped by JSON."""
+    title = "Budget\x1b]0;pwned\x07 news\x1b[2J \u202eevil"
+    path = str(tmp_path / "ix")
+    with SimhashIndex(path, drop_records=10) as index:
+        index.insert(A, "https://example.com/\x1b[32mgreen", title=title)
+        index.check_and_insert(A ^ 1, "https://example.com/\x1b[31mred", title=title)
+    for argv in (("explain", path, "https://example.com/\x1b[31mred"), ("dump", path)):
+        code, out, _ = run(capsys, *argv)
+        assert code == 0
+        assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+        assert "\\x1b" in out
+    if_dropped = run_json(capsys, "explain", path, "https://example.com/\x1b[31mred")
+    assert if_dropped["record"]["title"] == title
+
+
+def test_records_that_name_no_time_or_no_number_are_refused(tmp_path):
+    """NaN is no JSON, and a 'seen' that names no time could not be shown: both are refused
+    when stored, so that every --json output is JSON and every table shows its times."""
+    with SimhashIndex(str(tmp_path / "ix")) as index:
+        with pytest.raises(TypeError, match="must be JSON-serializable"):
+            index.insert(A, "https://example.com/nan", score=float("nan"))
+        for seen in (float("nan"), float("inf"), 1e20, -1e15):
+            with pytest.raises(ValueError, match="record 'seen' must be a unix time"):
+                index.insert(A, "https://example.com/t", seen=seen)
+        index.insert(A, "https://example.com/ok", seen=NOW)
+        assert len(index) == 1
+
+
+def test_report_counts_crawls_whatever_their_run_holds(capsys, tmp_path):
+    path = str(tmp_path / "ix")
+    with SimhashIndex(path, drop_records=10) as index:
+        index.insert(A, "https://example.com/a")
+        index.check_and_insert(A ^ 1, "https://example.com/b", run=["a", "list"])
+        index.check_and_insert(A ^ 2, "https://example.com/c", run={"a": 1})
+    code, out, _ = run(capsys, "report", path, "-o", "-")
+    assert code == 0 and "</html>" in out
+
+
+def test_verify_is_not_misled_by_modules_in_the_working_folder(index_path, tmp_path):
+    """verify reads the index in a child process: a numpy.py or lmdb.py in the folder it is
+    run from is not imported there (it was: the index was called damaged)."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    for name in ("numpy", "lmdb"):
+        (folder / f"{name}.py").write_text('raise SystemExit("not the library")\n')
+    done = subprocess.run(  # the console script: it does not read its working folder itself
+        [str(Path(sys.executable).parent / "scrapy-simhash"), "verify", index_path],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "ok" in done.stdout

@@ -323,3 +323,12 @@ def test_the_title_of_a_page_in_utf16_or_utf32_is_found() -> None:
     for body in marked.values():
         assert page_title(body) == "Library network to grow"
         assert "three new branches" in (extract_text(body) or "")
+
+
+def test_a_title_keeps_no_control_characters() -> None:
+    """A page's title goes into the index's records and the command line's tables: the escape
+    sequences a site puts there (to recolour or retitle a terminal) are left out."""
+    html = "<html><head><title>Budget\x1b]0;pwned\x07 news\x1b[2J\x00</title></head></html>"
+    assert page_title(html) == "Budget]0;pwned news[2J"
+    page = article_page(PARAS, "Budget\x1b[31m news").encode("utf-8")  # as a crawl reads it
+    assert page_title(page) == "Budget[31m news"

@@ -10,9 +10,11 @@ read, as damage.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import lmdb
@@ -48,8 +50,14 @@ def verify_in_child(path: str) -> dict[str, Any]:
     """``{"entries", "tables", "problems"}`` for the index at ``path``, from a child process;
     a child that died or failed gives one problem saying how. Raises :class:`CliError` when
     ``path`` cannot be opened as an index (the child opens it: even the open can crash)."""
+    # Started in the folder that holds the package: ``-m`` puts the child's working folder
+    # first on its path, and a numpy.py or lmdb.py in the user's would be imported instead.
     child = subprocess.run(
-        [sys.executable, "-m", __name__, path], capture_output=True, text=True, check=False
+        [sys.executable, "-m", __name__, os.path.abspath(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
     )
     if child.returncode < 0:
         name = signal.Signals(-child.returncode).name

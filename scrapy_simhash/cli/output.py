@@ -4,6 +4,7 @@ JSON or JSON lines, and progress on stderr."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -61,10 +62,14 @@ def parse_fp(text: str) -> int:
 
 
 def iso_time(seen: float | None) -> str | None:
-    """A unix time as ISO 8601 UTC to the second (``2026-11-21T19:01:34Z``)."""
+    """A unix time as ISO 8601 UTC to the second (``2026-11-21T19:01:34Z``); a value that
+    names no time (NaN, or a year past 9999, written through the API) is shown as it is."""
     if seen is None:
         return None
-    return datetime.fromtimestamp(seen, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        return datetime.fromtimestamp(seen, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except (ValueError, OverflowError, OSError):
+        return repr(seen)
 
 
 class Output:
@@ -118,6 +123,19 @@ class Output:
             self.stream.write(text + "\n")
 
 
+#: Characters a terminal acts on rather than shows: C0 and C1 controls (escape sequences that
+#: recolour, clear or retitle it) and the bidirectional overrides and isolates (which reorder
+#: what follows). A page's title or URL comes from the site crawled.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with :data:`_UNPRINTABLE` characters written as escapes (``\\x1b``)."""
+    if not _UNPRINTABLE.search(text):
+        return text
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "-"
@@ -125,7 +143,7 @@ def _cell(value: Any) -> str:
         return f"{value:,.1f}"
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
-    return str(value)
+    return printable(str(value))
 
 
 def _table_line(cells: list[tuple[str, int]]) -> str:

@@ -84,7 +84,8 @@ def _totals(index: SimhashIndex, k: int, drops: list[Drop]) -> dict[str, Any]:
         "k": index.max_distance,
         "groups_within": k,
         "sites_dropped_from": len({site(d.key) for d in drops}),
-        "crawls_with_drops": len({d.record["run"] for d in drops if "run" in d.record}),
+        # (by the run's JSON: a record written through the API may hold any JSON value)
+        "crawls_with_drops": len({json.dumps(d.record["run"]) for d in drops if "run" in d.record}),
         "oldest_entry": iso_time(oldest.record["seen"]) if oldest else None,
         "newest_entry": iso_time(newest.record["seen"]) if newest else None,
         "first_drop": iso_time(min((d.seen for d in drops), default=None)),

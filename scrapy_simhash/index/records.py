@@ -89,7 +89,9 @@ class Entry:
         key_bytes = key.encode("utf-8")
         try:
             body = (
-                json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                json.dumps(
+                    record, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+                ).encode("utf-8")
                 if record
                 else b""
             )
@@ -217,6 +219,8 @@ def split_seen(record: dict[str, Any]) -> tuple[dict[str, Any], float | None]:
     seen = record.pop("seen")
     if isinstance(seen, bool) or not isinstance(seen, int | float):
         raise TypeError(f"record 'seen' must be a unix time (float), got {seen!r}")
+    if not -62_135_596_800 <= seen < 253_402_300_800:  # years 1 to 9999 (and not NaN)
+        raise ValueError(f"record 'seen' must be a unix time of the years 1 to 9999, got {seen!r}")
     return record, float(seen)
 
 

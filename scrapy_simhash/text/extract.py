@@ -203,6 +203,8 @@ _TITLE_END = re.compile(rb"</title\s*>", re.IGNORECASE)
 #: The byte-order marks of encodings whose ASCII characters are not ASCII bytes.
 _WIDE_BOMS = tuple(bom for bom, name in _BOMS if name.startswith(("utf-16", "utf-32")))
 _SPACE = re.compile(r"\s+")
+#: Control characters (escape sequences among them), never part of a title.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 
 
 def page_title(html: str | bytes, encoding: str | None = None) -> str | None:
@@ -224,7 +226,8 @@ def page_title(html: str | bytes, encoding: str | None = None) -> str | None:
         html = decoded
     for tag, inner in _elements(html, _TITLE_SPAN):
         if tag == "title":
-            title = _SPACE.sub(" ", html_lib.unescape(_TAG.sub(" ", inner))).strip()
+            title = html_lib.unescape(_TAG.sub(" ", inner))
+            title = _SPACE.sub(" ", _CONTROLS.sub("", title)).strip()
             return title[:TITLE_LENGTH] or None
     return None
 
