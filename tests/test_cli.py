@@ -23,7 +23,7 @@ from scrapy_simhash.cli import main
 from scrapy_simhash.cli.open_index import reword
 from scrapy_simhash.cli.output import Progress
 from scrapy_simhash.crawl.middleware import SimhashMiddleware
-from scrapy_simhash.index import FORMAT_VERSION, SimhashIndex
+from scrapy_simhash.index import FORMAT_VERSION, DamagedIndexError, SimhashIndex
 from scrapy_simhash.index.layout import build_layout
 from scrapy_simhash.index.storage import META
 from scrapy_simhash.text.extract import extract_text
@@ -896,6 +896,7 @@ def _drop_table(path: str, name: bytes = b"t01") -> None:
         ["lookup", f"{A:016x}"],
         ["explain", "https://example.com/a"],
         ["remove", "--older-than", "1", "--dry-run"],
+        ["remove", "--older-than", "1"],
         ["report", "-o", "-"],
         ["compact", "DEST"],
     ],
@@ -914,6 +915,28 @@ def test_a_missing_table_database_is_said_as_damage(capsys, index_path, tmp_path
     code, out, err = run(capsys, "verify", index_path)
     assert (code, out) == (1, "problem: index damaged: its database 't01' is missing\n")
     assert err == f"scrapy-simhash: error: {index_path} is damaged: 1 problem(s) found\n"
+
+
+@pytest.mark.parametrize("name", [b"t01", b"docs", b"sents", b"dkept"])
+def test_a_writable_open_never_makes_a_missing_database_again(index_path, name):
+    """An index that has its parameters and lacks one of its databases is damaged, opened to
+    write as to read: the database is not made again, empty, under the pages it held."""
+    _drop_table(index_path, name)
+    for readonly in (False, True):
+        with pytest.raises(DamagedIndexError, match=f"its database '{name.decode()}' is missing"):
+            SimhashIndex(index_path, readonly=readonly)
+    env = lmdb.open(index_path, max_dbs=80, readonly=True)
+    try:
+        with env.begin() as txn:
+            names = {bytes(key) for key, _ in txn.cursor()}
+    finally:
+        env.close()
+    assert name not in names
+    with SimhashIndex(index_path, reset=True) as ix:  # what repairs it, by starting over
+        assert len(ix) == 0
+        ix.insert(A, "https://example.com/a")
+    with SimhashIndex(index_path, readonly=True) as ix:
+        assert ix.get("https://example.com/a") is not None
 
 
 def test_compact_into_redis_of_what_is_no_index_says_so_in_one_line(capsys, index_path, tmp_path):

@@ -497,6 +497,26 @@ def test_lookup_shows_a_page_found_by_its_sentences(capsys, tmp_path):
     )
 
 
+def test_lookup_by_a_url_dropped_by_its_sentences_shows_the_page_kept(capsys, tmp_path):
+    """A drop record keeps the fingerprint alone: ``lookup --url`` of a page the sentence
+    rule dropped shows the page kept, at the distance and by the rule its record gives."""
+    path = str(tmp_path / "ix")
+    original = PageSignature(C, tuple(range(1, 9)), 900, 0, 0)
+    moved = PageSignature(flip(C, *range(20)), (1, 2, 3, 4, 5, 40, 41, 42), 800, 0, 0)
+    with SimhashIndex(path, drop_records=10) as ix:
+        ix.insert(original, "https://a.example/story")
+        assert ix.check_and_insert(moved, "https://b.example/moved").rule == "sentences"
+    code, out, _ = cli(capsys, "lookup", path, "--url", "https://b.example/moved", "--json")
+    assert code == 0
+    assert [(m["url"], m["distance"], m["rule"]) for m in json.loads(out)] == [
+        ("https://a.example/story", 20, "sentences"),
+    ]
+    code, out, _ = cli(capsys, "lookup", path, "--url", "https://b.example/moved")
+    assert out.splitlines()[-1] == (
+        "https://a.example/story shares its long sentences: a near duplicate by the sentence rule"
+    )
+
+
 def test_explain_of_a_kept_url_in_full(capsys, tmp_path):
     """The whole table output: the page, then its stored neighbours and its dropped copies,
     each list after a blank line; a drop's JSON names its rule."""

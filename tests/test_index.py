@@ -565,8 +565,8 @@ class _Interrupted(SimhashIndex):
             raise KeyboardInterrupt
         super()._add_to_tables(txn, fingerprint)
 
-    def _open_spaces(self):
-        super()._open_spaces()
+    def _open_spaces(self, create=False):
+        super()._open_spaces(create)
         main = self._levels.main
         entries = main.entries
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import logging
 import math
@@ -263,16 +264,34 @@ def cmd_lookup(args: argparse.Namespace, out: Output) -> int:
         fingerprint = signed(signature)[0]
         k = _distance(index, args.k)
         matches = index.query(fingerprint, k)
-        # The page the crawl's rule would drop it against, when the sentence rule finds it.
+        # The page the crawl's rule would drop it against, when the sentence rule finds it:
+        # of a URL dropped by that rule (its record keeps no sentences), the page it was
+        # dropped against, as its drop record says.
         decided = index.decide(signature, args.url)
-        if decided is not None and decided.rule != "hamming":
+        if args.url is not None and decided is None and index.get(args.url) is None:
+            decided = _dropped_by_sentences(index, args.url)
+        if decided is not None and decided.rule == "hamming":
+            decided = None  # within k: among the matches already
+        if decided is not None and all(m.key != decided.key for m in matches):
             matches.append(decided)
     count = out.write_rows(MATCH_COLUMNS, (match_row(m) for m in matches))
-    if decided is not None and decided.rule != "hamming":
+    if decided is not None:
         out.note(f"{decided.key} shares its long sentences: a near duplicate by the sentence rule")
     if not count:
         out.note(f"no stored page within {k} bits of {format_fp(fingerprint)}")
     return 0
+
+
+def _dropped_by_sentences(index: SimhashIndex, url: str) -> Match | None:
+    """The stored page a URL was dropped against by the sentence rule, at the distance its
+    drop record gives (None for a drop by distance, or against a page no longer stored)."""
+    drop = index.dropped(url)
+    if drop is None or drop.rule == "hamming" or drop.kept is None:
+        return None
+    kept = index.get(drop.kept)
+    if kept is None:
+        return None
+    return dataclasses.replace(kept, distance=drop.distance, rule=drop.rule)
 
 
 def cmd_explain(args: argparse.Namespace, out: Output) -> int:

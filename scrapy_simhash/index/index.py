@@ -131,7 +131,7 @@ class SimhashIndex(IndexFace):
         self._tx = Transactions(storage, self._put_pending)
         self._closed = False
         try:
-            params = self._open_params(max_distance, expected_size, layout, reset, numbers)
+            params, new = self._open_params(max_distance, expected_size, layout, reset, numbers)
         except BaseException:
             self.close()
             raise
@@ -142,7 +142,19 @@ class SimhashIndex(IndexFace):
         #: Whether numbers are features of the fingerprints the index holds (``numbers``).
         self.numbers = params.numbers
         try:
-            self._open_spaces()
+            # A new index's databases are all made before its parameters are written: an
+            # index killed in between is still new, and in one that has parameters, a missing
+            # database is damage, never made again empty.
+            self._open_spaces(create=new)
+            if new:
+                with self._tx.storage.write() as txn:
+                    write_params(txn, self._meta, params)
+                logger.debug(
+                    "created index %s: %s, %d-byte buckets",
+                    self.path,
+                    params.layout,
+                    params.codec.key_bytes,
+                )
             with self._tx.storage.read() as txn:
                 quick_check(txn, self._docs, self._levels)
         except BaseException:
@@ -158,7 +170,9 @@ class SimhashIndex(IndexFace):
         layout: Layout | None,
         reset: bool,
         numbers: bool | None,
-    ) -> Params:
+    ) -> tuple[Params, bool]:
+        """The index's parameters, and whether they are new (to be written once its
+        databases are made)."""
         storage = self._tx.storage
         try:
             meta = storage.space(META, create=self._create)
@@ -183,41 +197,34 @@ class SimhashIndex(IndexFace):
             logger.info("reset index %s", self.path)
             stored = {}
         if stored:
-            return read_params(self.path, stored, max_distance, layout, numbers)
+            return read_params(self.path, stored, max_distance, layout, numbers), False
         if not self._create:
             raise ValueError(f"{self.path!r} holds no index")
-        params = new_params(max_distance, expected_size, layout, numbers is not False)
-        with storage.write() as txn:
-            write_params(txn, meta, params)
-        logger.debug(
-            "created index %s: %s, %d-byte buckets",
-            self.path,
-            params.layout,
-            params.codec.key_bytes,
-        )
-        return params
+        return new_params(max_distance, expected_size, layout, numbers is not False), True
 
-    def _open_spaces(self) -> None:
+    def _open_spaces(self, create: bool = False) -> None:
+        """Open the index's databases, made when ``create`` (a missing one raises
+        :class:`~.lmdb_storage.MissingSpaceError` otherwise)."""
         storage = self._tx.storage
+
+        def space(name: bytes, multi: bool = False) -> Any:
+            return storage.space(name, multi=multi, create=create)
+
         self._meta = storage.space(META)
         self._levels = open_levels(
-            self.layout, self.recent_layout, self._codec, storage.space, self._meta, self.path
+            self.layout, self.recent_layout, self._codec, space, self._meta, self.path
         )
         self._docs = Documents(
-            storage.space(DOCS),
-            storage.space(LINKS, multi=True),
-            Sentences(
-                storage.space(SIGS, create=self._create),
-                storage.space(SENTS, multi=True, create=self._create),
-                storage.space(REPEATS, multi=True, create=self._create),
-            ),
+            space(DOCS),
+            space(LINKS, multi=True),
+            Sentences(space(SIGS), space(SENTS, multi=True), space(REPEATS, multi=True)),
             self._add_to_tables,
             self._remove_from_tables,
         )
         self._drops = Drops(
-            storage.space(DROPS, create=self._create),
-            storage.space(ORDER, create=self._create),
-            storage.space(BY_KEPT, multi=True, create=self._create),
+            space(DROPS),
+            space(ORDER),
+            space(BY_KEPT, multi=True),
             self._meta,
             self._docs.docs,
         )
