@@ -452,15 +452,22 @@ def test_explain_of_a_copy_whose_kept_page_is_gone_says_so(capsys, tmp_path):
     assert "<tr><td>c.example</td><td>?</td>" in report.read_text(encoding="utf-8")
 
 
+def _story_and_moved_copy(path: str) -> SimhashIndex:
+    """An index (open) holding a story and the drop record of its copy in another layout,
+    found by its sentences at distance 20."""
+    original = PageSignature(C, tuple(range(1, 9)), 900, 0, 0)
+    moved = PageSignature(flip(C, *range(20)), (1, 2, 3, 4, 5, 40, 41, 42), 800, 0, 0)
+    ix = SimhashIndex(path, drop_records=10)
+    ix.insert(original, "https://a.example/story")
+    assert ix.check_and_insert(moved, "https://b.example/moved").rule == "sentences"
+    return ix
+
+
 def test_explain_says_which_rule_dropped_a_copy(capsys, tmp_path):
     """A copy found by its sentences is said to be, with its (large) Hamming distance; one
     found by its fingerprint is not."""
     path = str(tmp_path / "ix")
-    original = PageSignature(C, tuple(range(1, 9)), 900, 0, 0)
-    moved = PageSignature(flip(C, *range(20)), (1, 2, 3, 4, 5, 40, 41, 42), 800, 0, 0)
-    with SimhashIndex(path, drop_records=10) as ix:
-        ix.insert(original, "https://a.example/story")
-        assert ix.check_and_insert(moved, "https://b.example/moved").rule == "sentences"
+    with _story_and_moved_copy(path) as ix:
         near = PageSignature(flip(C, 1), tuple(range(1, 9)), 900, 0, 0)
         assert ix.check_and_insert(near, "https://c.example/copy").rule == "hamming"
     said = {}
@@ -501,11 +508,7 @@ def test_lookup_by_a_url_dropped_by_its_sentences_shows_the_page_kept(capsys, tm
     """A drop record keeps the fingerprint alone: ``lookup --url`` of a page the sentence
     rule dropped shows the page kept, at the distance and by the rule its record gives."""
     path = str(tmp_path / "ix")
-    original = PageSignature(C, tuple(range(1, 9)), 900, 0, 0)
-    moved = PageSignature(flip(C, *range(20)), (1, 2, 3, 4, 5, 40, 41, 42), 800, 0, 0)
-    with SimhashIndex(path, drop_records=10) as ix:
-        ix.insert(original, "https://a.example/story")
-        assert ix.check_and_insert(moved, "https://b.example/moved").rule == "sentences"
+    _story_and_moved_copy(path).close()
     code, out, _ = cli(capsys, "lookup", path, "--url", "https://b.example/moved", "--json")
     assert code == 0
     assert [(m["url"], m["distance"], m["rule"]) for m in json.loads(out)] == [
