@@ -646,3 +646,20 @@ def test_explain_tells_a_dry_run_record_from_a_drop(tmp_path, capsys):
         assert lines[action].strip() == (
             f"{when}: duplicate of https://a.example/story at distance 1"
         )
+    # The kept page's copies, and its cluster, tell the copy kept by the dry run apart.
+    code, out, _ = cli(capsys, "explain", path, "https://a.example/story")
+    assert code == 0
+    assert "2 page(s) dropped as its near duplicates (1 of them recorded in a dry run, kept)" in out
+    assert sorted(line.split(None, 3)[3] for line in out.splitlines()[-2:]) == [
+        "https://e.example/dry (dry run, kept)",
+        "https://f.example/real",
+    ]
+    code, out, _ = cli(capsys, "explain", path, "https://a.example/story", "--json")
+    copies = {c["url"]: c.get("record", {}) for c in json.loads(out)["dropped_copies"]}
+    assert copies == {"https://e.example/dry": {"dry_run": True}, "https://f.example/real": {}}
+    code, out, _ = cli(capsys, "clusters", path)
+    assert [line.split()[2:] for line in out.splitlines()[1:]] == [
+        ["kept", "https://a.example/story"],
+        ["dry", "run", "1", "https://e.example/dry"],
+        ["dropped", "1", "https://f.example/real"],
+    ]

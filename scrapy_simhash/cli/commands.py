@@ -318,14 +318,22 @@ def cmd_explain(args: argparse.Namespace, out: Output) -> int:
         out.write_object(obj, lines)
         return 0
     lines.append(("within k", f"{len(near)} other stored page(s) within {k} bits"))
-    lines.append(("dropped copies", f"{len(copies)} page(s) dropped as its near duplicates"))
+    dry = sum(bool(d.record.get("dry_run")) for d in copies)
+    said = f"{len(copies)} page(s) dropped as its near duplicates"
+    if dry:
+        said += f" ({dry} of them recorded in a dry run, kept)"
+    lines.append(("dropped copies", said))
     out.write_object(obj, lines)
     if near:
         out.stream.write("\n")
         out.write_rows(MATCH_COLUMNS, obj["matches"])
     if copies:
         out.stream.write("\n")
-        out.write_rows(COPY_COLUMNS, obj["dropped_copies"])
+        rows = [
+            {**row, "url": f"{row['url']} (dry run, kept)"} if d.record.get("dry_run") else row
+            for d, row in zip(copies, obj["dropped_copies"], strict=True)
+        ]
+        out.write_rows(COPY_COLUMNS, rows)
     return 0
 
 
@@ -371,7 +379,9 @@ def _cluster_rows(clusters: list[Group], table: bool) -> Iterator[dict[str, Any]
         for key in group.kept:
             yield {"cluster": number, "size": size, "page": "kept", "url": key}
             for drop in copies.get(key, ()):
-                page = f"dropped {drop.distance}"
+                # A copy recorded in a dry run was kept: not said as dropped.
+                action = "dry run" if drop.record.get("dry_run") else "dropped"
+                page = f"{action} {drop.distance}"
                 yield {"cluster": number, "size": size, "page": page, "url": drop.key}
 
 
