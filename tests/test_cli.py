@@ -7,11 +7,14 @@ import io
 import json
 import os
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import lmdb
@@ -1462,6 +1465,61 @@ def test_compact_to_a_place_that_cannot_be_written_says_so_in_one_line(
     code, out, err = run(capsys, "compact", index_path, str(dest))
     assert (code, out) == (1, "")
     assert err == f"scrapy-simhash: error: cannot write the copy to {dest}: Not a directory\n"
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    """A child's set-up: no file it writes grows past ``limit`` bytes (a write past it fails
+    with EFBIG, as on a full disk it fails with ENOSPC)."""
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return limited
+
+
+def test_a_copy_that_cannot_be_written_whole_names_the_copy_and_leaves_nothing(
+    index_path, tmp_path
+):
+    """LMDB's own write failing midway (a full disk, a quota): the copy is named, not the
+    index read, and nothing of it is left."""
+    dest = tmp_path / "copy"
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_simhash", "compact", index_path, str(dest)],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=_file_size_limit(8192),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    said = f"scrapy-simhash: error: cannot write the copy to {dest}: File too large\n"
+    assert done.stderr == said
+    assert not dest.exists()
+    with SimhashIndex(index_path, readonly=True) as index:
+        assert len(index) == 8 and index.verify() == []
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="no strace (.ci/run installs it)")
+def test_a_remove_whose_commit_fails_says_it_cannot_write_and_removes_nothing(index_path):
+    """A full disk at remove's commit (strace makes each fdatasync fail with ENOSPC): said as
+    a write that failed, not a read, and the index keeps every entry."""
+    done = subprocess.run(
+        [
+            *("strace", "-f", "-qq", "-o", os.devnull, "-e", "trace=fdatasync"),
+            *("-e", "inject=fdatasync:error=ENOSPC"),
+            *(sys.executable, "-m", "scrapy_simhash", "remove", index_path, "--older-than", "0"),
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    said = f"scrapy-simhash: error: cannot write {index_path}: No space left on device\n"
+    assert done.stderr == said
+    with SimhashIndex(index_path, readonly=True) as index:
+        assert len(index) == 8 and index.verify() == []
 
 
 # -- what a crawled site wrote, shown -------------------------------------------------------

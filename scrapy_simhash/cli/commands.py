@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import lmdb
+
 from ..index import Drop, Group, Match, SimhashIndex
 from ..index.records import signed
 from ..text.extract import extract_text
@@ -22,7 +24,7 @@ from ..text.signature import PageSignature, page_signature
 from . import redis_target
 from .check import verify_in_child
 from .destination import new_directory
-from .open_index import check_path, open_index
+from .open_index import check_path, lmdb_reason, open_index
 from .output import (
     CliError,
     CliUsage,
@@ -555,7 +557,12 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
             raise CliError(f"{dest} is inside the index {args.index}: compact into another folder")
         with open_index(args.index) as index:
             before = index.stats()["file_size"]
-            index.compact(dest)
+            try:
+                index.compact(dest)
+            except (lmdb.CorruptedError, lmdb.PageNotFoundError):
+                raise  # the index read is damaged
+            except lmdb.Error as exc:  # the copy cannot be written: a full disk, a quota
+                raise CliError(f"cannot write the copy to {dest}: {lmdb_reason(exc)}") from exc
     after = os.path.getsize(os.path.join(dest, "data.mdb"))
     obj = {"source": args.index, "dest": dest, "bytes_before": before, "bytes_after": after}
     out.write_object(

@@ -18,8 +18,9 @@ def _not_an_index(path: str, why: str = "") -> CliError:
     return CliError(f"{path} is not a scrapy-simhash index{why}")
 
 
-def reword(path: str, exc: BaseException) -> CliError:
-    """The one-line message for an error raised while opening or reading ``path``."""
+def reword(path: str, exc: BaseException, *, write: bool = False) -> CliError:
+    """The one-line message for an error raised while opening or reading ``path`` (or
+    writing it, when ``write``: a full disk, an I/O error on commit)."""
     if isinstance(exc, IndexMismatchError):
         return CliError(str(exc))
     if isinstance(exc, DamagedIndexError):
@@ -33,17 +34,17 @@ def reword(path: str, exc: BaseException) -> CliError:
     if isinstance(exc, lmdb.VersionMismatchError):
         return CliError(f"{path} was written by another version of LMDB")
     if isinstance(exc, lmdb.CorruptedError | lmdb.PageNotFoundError):
-        return CliError(f"{path} is damaged (LMDB: {_lmdb_reason(exc)})")
+        return CliError(f"{path} is damaged (LMDB: {lmdb_reason(exc)})")
     if isinstance(exc, lmdb.ReadonlyError):
         return _not_an_index(path, " (no index databases in it)")
     if isinstance(exc, lmdb.Error):
-        return CliError(f"cannot read {path}: {_lmdb_reason(exc)}")
+        return CliError(f"cannot {'write' if write else 'read'} {path}: {lmdb_reason(exc)}")
     if isinstance(exc, ValueError) and ("not an index" in str(exc) or "holds no index" in str(exc)):
         return _not_an_index(path, " (an LMDB environment without index metadata)")
     return CliError(str(exc))
 
 
-def _lmdb_reason(exc: BaseException) -> str:
+def lmdb_reason(exc: BaseException) -> str:
     """LMDB's message without the path and function name it starts with."""
     return str(exc).rsplit(": ", 1)[-1]
 
@@ -99,6 +100,6 @@ def open_index(path: str, *, write: bool = False) -> Iterator[SimhashIndex]:
     try:
         yield index
     except (lmdb.Error, DamagedIndexError) as exc:
-        raise reword(path, exc) from exc
+        raise reword(path, exc, write=write) from exc
     finally:
         index.close()
