@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import subprocess
 import sys
 import threading
@@ -12,6 +13,7 @@ import uuid
 from collections import Counter
 
 import pytest
+import redis
 from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
@@ -344,6 +346,19 @@ async def _restart_crawl(site, tmp_path, settings, down_for, *, cluster=False):
     return crawler.stats.get_stats(), stored
 
 
+def _names_the_outage(messages: list[str], said: str, cluster: bool) -> bool:
+    """Whether a message says ``said`` and names the error of a server that does not answer:
+    redis-py's ConnectionError, or for a cluster none of whose nodes answers its
+    RedisClusterException (a subclass of it since redis-py 8, RedisClusterUnreachableError)."""
+    expected = redis.exceptions.RedisClusterException if cluster else redis.ConnectionError
+    for message in messages:
+        found = re.search(re.escape(said) + r" \((\w+)", message)
+        named = found and getattr(redis.exceptions, found.group(1), None)
+        if isinstance(named, type) and issubclass(named, expected):
+            return True
+    return False
+
+
 @pytest.mark.parametrize("cluster", [False, True])
 @deferred_f_from_coro_f
 async def test_a_server_restarted_mid_crawl_loses_nothing(site, tmp_path, caplog, cluster):
@@ -352,16 +367,17 @@ async def test_a_server_restarted_mid_crawl_loses_nothing(site, tmp_path, caplog
     caplog.set_level(logging.INFO)
     stats, stored = await _restart_crawl(site, tmp_path, {}, down_for=1.0, cluster=cluster)
     assert stats["finish_reason"] == "finished"
-    assert stats["simhash/index/errors"] >= 1
     assert "simhash/skipped/index_error" not in stats
     # the same decisions as without the restart, and every page kept is in the index
     assert stats["simhash/unique"] == 5 and stats["simhash/duplicate"] == 6
     assert stored == {site.url(p) for p in ARTICLES}
     assert stats["simhash/index/size"] == len(stored)  # counted at the close, off the reactor
-    messages = [r.getMessage() for r in caplog.records]
-    error = "RedisClusterException" if cluster else "ConnectionError"
-    assert any(f"a call failed ({error}" in m for m in messages)
-    assert any("the server answers again" in m for m in messages)
+    # redis-py 8 retries a call itself for a few seconds: a second's outage may never reach
+    # the crawl (test_a_server_that_stays_down shows the crawl's own retries then).
+    if stats.get("simhash/index/errors", 0):
+        messages = [r.getMessage() for r in caplog.records]
+        assert _names_the_outage(messages, "a call failed", cluster)
+        assert any("the server answers again" in m for m in messages)
 
 
 @pytest.mark.parametrize(
@@ -377,9 +393,7 @@ async def test_a_server_that_stays_down(site, tmp_path, caplog, monkeypatch, on_
     assert stats["simhash/skipped/index_error"] >= 1
     assert stats["simhash/unique"] == len(stored)  # every page reported kept is in the index
     messages = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
-    # a cluster none of whose nodes answers is redis-py's RedisClusterException
-    error = "RedisClusterException" if cluster else "ConnectionError"
-    assert any(f"cannot be used ({error}" in m for m in messages)
+    assert _names_the_outage(messages, "cannot be used", cluster)
     if on_error == "stop":
         assert stats["finish_reason"] == "simhash_index_error"
     else:
