@@ -433,6 +433,27 @@ async def test_simhash_enabled_false_turns_both_off(site, tmp_path):
     assert result.simhash == {}
 
 
+@deferred_f_from_coro_f
+async def test_components_turned_off_do_not_read_their_other_settings(site, tmp_path):
+    """SIMHASH_ENABLED = False turns them off whatever the other SIMHASH_* settings hold: a
+    project whose index is on the REDIS_URL server, crawled without it (REDIS_URL unset), or
+    with a value the crawl would refuse. Only SIMHASH_ENABLED itself must be a boolean."""
+    settings = {
+        **BOTH,
+        "SIMHASH_ENABLED": "False",
+        "SIMHASH_REDIS_URL": "REDIS_URL",
+        "SIMHASH_RESET": True,
+        "SIMHASH_MAX_DISTANCE": 70,
+    }
+    result = await crawl(settings, tmp_path, site)
+    assert len(result.kept) == 11
+    assert result.simhash == {}
+    assert not (tmp_path / "simhash").exists()
+    crawler = get_crawler(SiteSpider, {**settings, "SIMHASH_ENABLED": "nope"})
+    with pytest.raises(ValueError, match=r"^SIMHASH_ENABLED must be a boolean "):
+        await crawler.crawl_async(start_url=site.url("/index.html"))
+
+
 def _titles(pages: list[str]) -> list[str]:
     import re
 

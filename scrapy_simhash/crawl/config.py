@@ -171,7 +171,7 @@ class SimhashConfig:
         return cls(
             **redis,
             reset_key=reset_key,
-            enabled=_bool(settings, "SIMHASH_ENABLED", d.enabled),
+            enabled=simhash_enabled(settings),
             dir=simhash_dir(settings),
             max_distance=_int(
                 settings, "SIMHASH_MAX_DISTANCE", d.max_distance, 0, MAX_DISTANCE_LIMIT
@@ -203,6 +203,12 @@ class SimhashConfig:
                 settings, "SIMHASH_DROP_RECORDS_MAX", d.drop_records_max, 1, None
             ),
         )
+
+
+def simhash_enabled(settings: BaseSettings) -> bool:
+    """``SIMHASH_ENABLED`` alone: components turned off read none of the other settings, which
+    a crawl without the plugin must not fail on (an index on a server it has no access to)."""
+    return _bool(settings, "SIMHASH_ENABLED", SimhashConfig.enabled)
 
 
 def simhash_dir(settings: BaseSettings) -> str:

@@ -36,7 +36,7 @@ from ..index.redis_client import redis_errors
 from ..text.extract import page_title
 from ..text.fingerprint import hamming
 from ..text.signature import PageSignature
-from .config import SimhashConfig
+from .config import SimhashConfig, simhash_enabled
 from .pages import PageOptions, PageWork, Result, describe
 from .remote import Outcome, RemoteChecks, open_redis_index, report_remote
 from .turns import Turns
@@ -179,15 +179,15 @@ class DedupService:
     def from_crawler(cls, crawler: Crawler) -> DedupService:
         """The crawler's service, created by the first component that asks for it.
 
-        Raises ``NotConfigured`` when ``SIMHASH_ENABLED`` is false, ``ValueError`` naming the
-        setting when a ``SIMHASH_*`` setting is invalid or the index cannot be used.
+        Raises ``NotConfigured`` when ``SIMHASH_ENABLED`` is false (whatever the other settings
+        hold), ``ValueError`` naming the setting when a ``SIMHASH_*`` setting is invalid or the
+        index cannot be used.
         """
         service: DedupService | None = getattr(crawler, _ATTRIBUTE, None)
         if service is None:
-            config = SimhashConfig.from_settings(crawler.settings)
-            if not config.enabled:
+            if not simhash_enabled(crawler.settings):  # the other settings are not read
                 raise NotConfigured
-            service = cls(crawler, config)
+            service = cls(crawler, SimhashConfig.from_settings(crawler.settings))
             setattr(crawler, _ATTRIBUTE, service)
         return service
 
