@@ -38,6 +38,19 @@ def test_redis_settings_are_read():
     assert config(SIMHASH_REDIS_URL="unix:///tmp/r.sock").redis_cluster is None  # detected
 
 
+def test_redis_params_from_the_command_line_are_json():
+    """``-s SIMHASH_REDIS_PARAMS='{"socket_timeout": 5}'`` gives a string: read as JSON, as
+    Scrapy's dict settings and scrapy-redis's REDIS_PARAMS are (it was refused)."""
+    c = config(SIMHASH_REDIS_PARAMS=' {"socket_timeout": 5, "ssl_cert_reqs": "required"} ')
+    assert c.redis_params == {**REDIS_PARAMS, "socket_timeout": 5, "ssl_cert_reqs": "required"}
+    for bad in ("socket_timeout=5", "[1, 2]", '"socket_timeout"'):
+        with pytest.raises(ValueError) as caught:
+            config(SIMHASH_REDIS_PARAMS=bad)
+        assert str(caught.value) == (
+            f"SIMHASH_REDIS_PARAMS must be a dict of redis-py connection options, got {bad!r}"
+        )
+
+
 def test_same_as_redis_url():
     c = config(SIMHASH_REDIS_URL="REDIS_URL", REDIS_URL="redis://queue:6379/0")
     assert c.redis_url == "redis://queue:6379/0"

@@ -6,6 +6,8 @@ a crawl with a typo stops at start with one clear line instead of crawling witho
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -264,12 +266,16 @@ def redis_settings(settings: BaseSettings) -> dict[str, Any]:
         cluster = None
     elif cluster is not None:
         cluster = _bool(settings, "SIMHASH_REDIS_CLUSTER", False)
-    params: Any = settings.get("SIMHASH_REDIS_PARAMS") or {}
+    given: Any = settings.get("SIMHASH_REDIS_PARAMS") or {}
+    params = given
     if isinstance(params, BaseSettings):
         params = params.copy_to_dict()
+    elif isinstance(params, str):  # from the command line: JSON, as Scrapy's getdict reads it
+        with contextlib.suppress(ValueError):  # not JSON: refused below
+            params = json.loads(params)
     if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
         raise ValueError(
-            f"SIMHASH_REDIS_PARAMS must be a dict of redis-py connection options, got {params!r}"
+            f"SIMHASH_REDIS_PARAMS must be a dict of redis-py connection options, got {given!r}"
         )
     return {
         "redis_url": url,
