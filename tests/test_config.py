@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 import pytest
 from scrapy.settings import Settings
@@ -106,6 +107,13 @@ def test_typed_values_and_limits_are_accepted():
     # booleans as the integers 0 and 1
     config = SimhashConfig.from_settings(Settings({"SIMHASH_FSYNC": 0, "SIMHASH_FAST": 1}))
     assert (config.fsync, config.fast) == (False, True)
+
+
+def test_simhash_dir_may_be_a_path():
+    """As HTTPCACHE_DIR (Scrapy's data_path), a settings module's ``BASE_DIR / "simhash"``."""
+    settings = Settings({"SIMHASH_DIR": Path("/var/lib/crawls") / "simhash"})
+    assert SimhashConfig.from_settings(settings).dir == "/var/lib/crawls/simhash"
+    assert SimhashConfig.from_settings(Settings({"SIMHASH_DIR": Path("idx")})).dir == "idx"
 
 
 @pytest.mark.parametrize(

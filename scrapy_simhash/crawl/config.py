@@ -215,7 +215,11 @@ def simhash_enabled(settings: BaseSettings) -> bool:
 
 def simhash_dir(settings: BaseSettings) -> str:
     """``SIMHASH_DIR`` alone: ``scrapy simhash`` needs only it to find a spider's index, and
-    must not fail on another setting that only a crawl uses."""
+    must not fail on another setting that only a crawl uses. A path object is taken, as
+    HTTPCACHE_DIR takes one (a settings module's ``BASE_DIR / "simhash"``)."""
+    value: Any = settings.get("SIMHASH_DIR")
+    if isinstance(value, os.PathLike) and isinstance(os.fspath(value), str):
+        return os.fspath(value)
     return _str(settings, "SIMHASH_DIR", SimhashConfig.dir)
 
 
