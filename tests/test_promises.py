@@ -1039,3 +1039,33 @@ def test_the_key_of_an_item_without_url_is_a_stable_hash_of_its_html():
     assert service_module.digest(b"<p>a page</p>") == "b5a4687575320443f7bb94a8ef3bc197"
     assert service_module.digest("<p>a page</p>") == "b5a4687575320443f7bb94a8ef3bc197"
     assert service_module.digest("<p>\udce9</p>") == "c7d58dba93c4009484948d54e2553196"
+
+
+class SurrogateEscapeSpider(SiteSpider):
+    """Decodes each page as UTF-8 with ``surrogateescape``, so a byte of another encoding is
+    a lone surrogate in the item's HTML: here in the page's only ``<title>`` (an SVG's, after
+    its article)."""
+
+    def parse_page(self, response):
+        yield {"url": response.url, "html": response.body.decode("utf-8", "surrogateescape")}
+
+
+@pytest.mark.parametrize("workers", [0, 1], ids=["inline", "1-worker"])
+@deferred_f_from_coro_f
+async def test_an_item_whose_title_holds_a_lone_surrogate_is_checked_and_kept(
+    site, routes, tmp_path, workers
+):
+    """Its title, which the index keeps with the page, has the surrogate replaced (U+FFFD):
+    the check raised a TypeError (the record is not UTF-8), and the item was lost."""
+    page = _harbour_page(_HARBOUR).replace(b"<title>Ferry timetable</title>", b"")
+    page = page.replace(b"</body>", b"<svg><title>Caf\xe9 map</title></svg></body>")
+    routes["/cp1252.html"] = (200, "text/html", page)
+    routes["/s-index.html"] = (200, "text/html", b"<ul><li><a href='/cp1252.html'>a</a></ul>")
+    settings = {**PIPELINE, "SIMHASH_WORKERS": workers}
+    result = await crawl(
+        settings, tmp_path, site, start="/s-index.html", spider=SurrogateEscapeSpider
+    )
+    assert [item["url"] for item in result.kept] == [site.url("/cp1252.html")]
+    assert result.simhash == {"simhash/checked": 1, "simhash/unique": 1, "simhash/index/size": 1}
+    with SimhashIndex(tmp_path / "simhash" / "site", readonly=True) as index:
+        assert index.get(site.url("/cp1252.html")).record["title"] == "Caf\ufffd map"
