@@ -226,6 +226,47 @@ async def test_a_full_disk_with_skip_lets_later_pages_through_counted(
     _check_nothing_lost(small_disk, stats)
 
 
+class _ShutdownOnFirstIndexError:
+    """Closes the crawl for a reason of its own (as ``CLOSESPIDER_TIMEOUT`` or Ctrl-C would)
+    when the index's first write has failed, and holds that response a second: the crawl is
+    closing while the index's retries run out."""
+
+    def __init__(self, crawler) -> None:
+        self.crawler = crawler
+        self.closing = False
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    async def process_response(self, request, response):
+        from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
+        from twisted.internet import reactor
+        from twisted.internet.task import deferLater
+
+        if not self.closing and self.crawler.stats.get_value("simhash/index/errors"):
+            self.closing = True
+            deferred_from_coro(self.crawler.engine.close_spider_async(reason="shutdown"))
+            await maybe_deferred_to_future(deferLater(reactor, 1.0, lambda: None))
+        return response
+
+
+@deferred_f_from_coro_f
+async def test_an_index_that_gives_up_while_the_crawl_closes_for_another_reason_says_so(
+    small_disk, site, routes, caplog, monkeypatch
+):
+    """The crawl was closing already (for a reason of its own) when the index gave up with
+    ``stop``: its finish reason says the index was not written, not the other reason alone."""
+    middlewares = {**MIDDLEWARE["DOWNLOADER_MIDDLEWARES"], _ShutdownOnFirstIndexError: 500}
+    stats = await _crawl_on(
+        small_disk, site, routes, "stop", caplog, monkeypatch, DOWNLOADER_MIDDLEWARES=middlewares
+    )
+    assert stats["simhash/index/errors"] == 4
+    assert _errors(caplog)[-1] == _give_up_line(small_disk, stats, _STOPPING)
+    assert stats["finish_reason"] == "simhash_index_error"
+    _check_nothing_lost(small_disk, stats)
+
+
 @pytest.mark.parametrize("on_error", ["stop", "skip"])
 @deferred_f_from_coro_f
 async def test_a_full_disk_at_the_last_commit_says_so_in_the_finish_reason_if_stopping(

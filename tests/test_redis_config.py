@@ -47,8 +47,28 @@ def test_redis_params_from_the_command_line_are_json():
         with pytest.raises(ValueError) as caught:
             config(SIMHASH_REDIS_PARAMS=bad)
         assert str(caught.value) == (
-            f"SIMHASH_REDIS_PARAMS must be a dict of redis-py connection options, got {bad!r}"
+            "SIMHASH_REDIS_PARAMS must be a dict of redis-py connection options, got a str"
+            " that is no JSON object"
         )
+
+
+@pytest.mark.parametrize(
+    ("bad", "shown"),
+    [
+        ("password=s3cret", "a str that is no JSON object"),
+        (["password", "s3cret"], "a list"),
+        ({"password": "s3cret", 1: "s3cret"}, "a dict with the keys 'password', 1"),
+    ],
+)
+def test_refused_redis_params_never_show_their_values(bad, shown):
+    """The options may hold the server's password: refused, they are named, never shown."""
+    with pytest.raises(ValueError) as caught:
+        config(SIMHASH_REDIS_PARAMS=bad)
+    said = str(caught.value)
+    assert (
+        said == f"SIMHASH_REDIS_PARAMS must be a dict of redis-py connection options, got {shown}"
+    )
+    assert "s3cret" not in said
 
 
 def test_same_as_redis_url():

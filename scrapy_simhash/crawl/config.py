@@ -278,8 +278,15 @@ def redis_settings(settings: BaseSettings) -> dict[str, Any]:
         with contextlib.suppress(ValueError):  # not JSON: refused below
             params = json.loads(params)
     if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        # Its values are not shown: they may hold a password.
+        if isinstance(params, dict):
+            shown = f"a dict with the keys {', '.join(map(repr, params))}"
+        elif isinstance(given, str):
+            shown = "a str that is no JSON object"
+        else:
+            shown = f"a {type(given).__name__}"
         raise ValueError(
-            f"SIMHASH_REDIS_PARAMS must be a dict of redis-py connection options, got {given!r}"
+            f"SIMHASH_REDIS_PARAMS must be a dict of redis-py connection options, got {shown}"
         )
     return {
         "redis_url": url,

@@ -42,7 +42,7 @@ from .pages import PageOptions, PageWork, Result, describe
 from .remote import Outcome, RemoteChecks, open_redis_index, report_remote
 from .turns import Turns
 from .workers import BROKEN, WorkerError, WorkerPool
-from .writes import IndexWrites, Written
+from .writes import INDEX_ERROR_REASON, IndexWrites, Written
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -334,6 +334,15 @@ class DedupService:
         finally:
             if pool is not None:
                 pool.close()
+            self._say_index_error()
+
+    def _say_index_error(self) -> None:
+        """With ``SIMHASH_ON_INDEX_ERROR = "stop"``, an index that gave up makes the crawl's
+        finish reason ``simhash_index_error``, even when the crawl was closing already for a
+        reason of its own (Scrapy then takes no second reason)."""
+        gave_up = self.writes.given_up or (self.remote is not None and self.remote.gave_up)
+        if gave_up and self.config.on_index_error == "stop":
+            self.stats.set_value("finish_reason", INDEX_ERROR_REASON)
 
     def _after_close(self) -> Decision:
         """A page that comes after spider_closed (from a component that outlives the
