@@ -52,6 +52,23 @@ class RenamedFieldsSpider(SiteSpider):
             yield {"link": item["url"], "body": item["html"]}
 
 
+class LoaderListsSpider(SiteSpider):
+    """Items as an ItemLoader without ``TakeFirst`` gives them: each field a list (the URL and
+    HTML of one value), beside an empty HTML field of another name."""
+
+    def parse_page(self, response):
+        for item in super().parse_page(response):
+            yield {"url": [item["url"]], "html": [item["html"]], "body": ""}
+
+
+class ParagraphsSpider(SiteSpider):
+    """Items carrying their page's text as a list of paragraphs, and an empty HTML field."""
+
+    def parse_page(self, response):
+        text = extract_text(response.body)
+        yield {"url": response.url, "html": "", "text": text.split("\n")}
+
+
 class TextOnlySpider(SiteSpider):
     """Items that carry only their page's extracted text, under the name ``text_name``."""
 
@@ -73,6 +90,23 @@ async def test_url_and_html_fields_are_read_from_the_names_set(site, tmp_path):
     )
     assert [item["link"].removeprefix(site.url("")) for item in result.kept] == ARTICLES
     assert result.simhash == SITE_STATS
+
+
+@deferred_f_from_coro_f
+async def test_list_fields_are_read_as_an_item_loader_gives_them(site, tmp_path):
+    """A URL or HTML in a one-value list is that value; a text given as a list of paragraphs
+    is their text; an empty HTML beside a text leaves the text to be read (each of these
+    passed unchecked as simhash/skipped/no_field)."""
+    fields = ("url", "html")
+    lists = await crawl(PIPELINE, tmp_path / "a", site, spider=LoaderListsSpider, fields=fields)
+    assert [item["url"][0].removeprefix(site.url("")) for item in lists.kept] == ARTICLES
+    assert lists.simhash == SITE_STATS
+    # an empty HTML field of the name set: decided as an item without it
+    settings = {**PIPELINE, "SIMHASH_HTML_FIELD": "body"}
+    empty = await crawl(settings, tmp_path / "b", site, spider=LoaderListsSpider, fields=fields)
+    assert empty.simhash["simhash/skipped/no_text"] == len(ARTICLES) + len(COPIES)
+    paragraphs = await crawl(PIPELINE, tmp_path / "c", site, spider=ParagraphsSpider)
+    assert paragraphs.simhash == SITE_STATS  # each copy's text is its article's
 
 
 @deferred_f_from_coro_f

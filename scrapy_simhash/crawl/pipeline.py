@@ -49,7 +49,7 @@ class SimhashPipeline:
 
     async def process_item(self, item: Any) -> Any:
         adapter = ItemAdapter(item)
-        url = _field(adapter, self.service.config.url_field)
+        url = _field(adapter, self.service.config.url_field, joined=False)
         if not isinstance(url, str) or not url:
             url = None  # an item without URL (an empty or non-string field is none)
         elif not _is_unicode(url):  # a lone surrogate: no index can hold it as a key
@@ -78,8 +78,8 @@ class SimhashPipeline:
                 return decision, True
         html = _field(adapter, config.html_field)
         text = _field(adapter, config.text_field)
-        if isinstance(html, str | bytes):
-            body = html
+        if isinstance(html, str | bytes) and (html or not isinstance(text, str)):
+            body = html  # an empty HTML beside a text: the text
         elif isinstance(text, str):
             body = text
         else:
@@ -112,8 +112,17 @@ def _is_unicode(text: str) -> bool:
     return True
 
 
-def _field(adapter: ItemAdapter, name: str) -> Any:
+def _field(adapter: ItemAdapter, name: str, joined: bool = True) -> Any:
+    """The item's field ``name``. A list or tuple, as an ItemLoader without ``TakeFirst``
+    gives, is read as its one value, or (when ``joined``, for a text or HTML) as its strings
+    joined by newlines."""
     try:
-        return adapter.get(name)
+        value = adapter.get(name)
     except (KeyError, AttributeError):
         return None
+    if isinstance(value, list | tuple):
+        if len(value) == 1:
+            return value[0]
+        if joined and value and all(isinstance(part, str) for part in value):
+            return "\n".join(value)
+    return value
