@@ -317,6 +317,25 @@ def test_scrapy_simhash_takes_a_spider_name_for_its_redis_index(redis_server, tm
             index.drop()
 
 
+def test_a_spiders_redis_index_is_opened_with_the_projects_connection_options(tmp_path):
+    """``scrapy simhash info SPIDER`` connects as the spider's crawl does: with the password
+    (or TLS options) given in SIMHASH_REDIS_PARAMS rather than in the URL."""
+    project = make_project(tmp_path)
+    with RedisServer(tmp_path / "redis") as server:
+        with RedisIndex(server.url, "news:simhash") as index:
+            index.insert(A, "https://n/on-redis")
+        with server.client() as client:
+            client.config_set("requirepass", "s3cret-pw")
+        options = [
+            *("-s", f"SIMHASH_REDIS_URL={server.url}"),
+            *("-s", 'SIMHASH_REDIS_PARAMS={"password": "s3cret-pw"}'),
+        ]
+        done = _scrapy_simhash(project, *options, "info", "news", "--json")
+        assert (done.returncode, done.stderr) == (0, "")
+        assert _info(done)["entries"] == 1
+        assert "s3cret-pw" not in done.stdout
+
+
 def test_a_password_in_the_url_is_never_printed(capsys, tmp_path):
     """README: a password in INDEX's URL shows as ``***`` in what the commands print: an LMDB
     index copied onto a server that asks for one, read, checked and copied back, and an

@@ -28,15 +28,27 @@ SCHEMES = ("redis://", "rediss://", "unix://")
 
 class RedisTarget(str):
     """An INDEX argument naming an index on a Redis server: the string is the URL without
-    its password (for messages); ``url`` is the URL given, ``key`` the index's key."""
+    its password (for messages); ``url`` is the URL given, ``key`` the index's key, and
+    ``cluster`` and ``options`` how to connect (a project's ``SIMHASH_REDIS_CLUSTER`` and
+    ``SIMHASH_REDIS_PARAMS``, as its crawl connects; None: detected, redis-py's defaults)."""
 
     url: str
     key: str
+    cluster: bool | None
+    options: dict[str, Any] | None
 
-    def __new__(cls, url: str, key: str) -> RedisTarget:
+    def __new__(
+        cls,
+        url: str,
+        key: str,
+        cluster: bool | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> RedisTarget:
         target = super().__new__(cls, redact(url))
         target.url = url
         target.key = key
+        target.cluster = cluster
+        target.options = options
         return target
 
 
@@ -81,7 +93,14 @@ def damaged(index: RedisTarget, exc: DamagedIndexError) -> CliError:
 def open_redis(index: RedisTarget, *, write: bool = False) -> Iterator[RedisIndex]:
     """The Redis index named by ``index`` (read-only unless ``write``); it must exist."""
     try:
-        opened = RedisIndex(index.url, index.key, readonly=not write, create=False)
+        opened = RedisIndex(
+            index.url,
+            index.key,
+            readonly=not write,
+            create=False,
+            cluster=index.cluster,
+            options=index.options,
+        )
     except (IndexMismatchError, DamagedIndexError) as exc:
         raise CliError(str(exc)) from exc
     except ValueError as exc:
@@ -170,7 +189,12 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
         try:
             with SimhashIndex(source, readonly=True, create=False) as lmdb_index:
                 redis_index = RedisIndex(
-                    dest.url, dest.key, layout=lmdb_index.layout, numbers=lmdb_index.numbers
+                    dest.url,
+                    dest.key,
+                    layout=lmdb_index.layout,
+                    numbers=lmdb_index.numbers,
+                    cluster=dest.cluster,
+                    options=dest.options,
                 )
                 try:
                     if len(redis_index):

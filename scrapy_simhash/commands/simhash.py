@@ -88,7 +88,12 @@ def spider_locator(settings: BaseSettings) -> Callable[[str], str]:
         try:
             redis = redis_settings(settings)
             if redis["redis_url"] is not None:  # the crawl's index is on that server
-                return RedisTarget(redis["redis_url"], redis["redis_key"] % {"spider": name})
+                key = redis["redis_key"] % {"spider": name}
+                # connected as the crawl connects: its cluster flag and connection options
+                # (a password or TLS options given there, not in the URL)
+                return RedisTarget(
+                    redis["redis_url"], key, redis["redis_cluster"], redis["redis_params"]
+                )
             path = index_path(simhash_dir(settings), name)
         except ValueError as exc:  # a bad SIMHASH_DIR or SIMHASH_REDIS_*, named by the message
             raise CliError(str(exc)) from None
