@@ -116,6 +116,34 @@ def test_an_index_reset_by_another_process_is_not_written_to(redis_server, key):
             ix.check_and_insert(2, "b")
 
 
+def test_a_check_made_during_a_reset_never_reaches_the_new_index(redis_server, key):
+    """A crawl resetting the index while another crawl checks pages on it: the reset deletes
+    the index's keys in one command, so a check the server runs between the reset's commands
+    meets the old index whole or finds it gone (refused). It used to delete the data, then
+    the meta: a check run between the two passed the old index's token, wrote its page into
+    the emptied keys, and that page was in the new index, whose meta counted no fingerprint
+    (``verify`` failed)."""
+    with RedisIndex(redis_server.url, key) as crawl:
+        crawl.insert(1, "a")
+        checked = []
+
+        def unlink_then_check(*names):
+            done = unlink(*names)
+            try:
+                checked.append(crawl.check_and_insert(0xAAAA_5555_0000_0000, "b"))
+            except IndexMismatchError:
+                checked.append("refused")
+            return done
+
+        resetting = redis_server.client()
+        unlink = resetting.unlink
+        resetting.unlink = unlink_then_check
+        with RedisIndex(redis_server.url, key, reset=True, client=resetting) as fresh:
+            assert checked[-1] == "refused"
+            assert len(fresh) == 0 and "b" not in fresh
+            assert fresh.verify() == []
+
+
 def test_missing_index_without_create(redis_server, key):
     with pytest.raises(ValueError, match="no index"):
         RedisIndex(redis_server.url, key, create=False)

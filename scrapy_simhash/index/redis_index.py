@@ -425,11 +425,12 @@ class RedisIndex(IndexFace):
         return on_server
 
     def drop(self) -> None:
-        """Delete every key of the index (its meta last)."""
+        """Delete every key of the index, in one command: a script another process runs
+        meanwhile meets the index whole or finds it gone (never its meta over emptied
+        keys, where it would write a page into the index that follows)."""
         tables = [f"{{{self.key}}}:t{i:02d}" for i in range(MAX_TABLES)]
-        self.client.unlink(self._docs, self._fps, self._sigs, self._sents, self._drops,
-                           self._dseq, self._dkept, self._reps, *tables)  # fmt: skip
-        self.client.unlink(self._meta)
+        self.client.unlink(self._meta, self._docs, self._fps, self._sigs, self._sents,
+                           self._drops, self._dseq, self._dkept, self._reps, *tables)  # fmt: skip
 
     # -- the script ------------------------------------------------------------------------
 
