@@ -430,6 +430,51 @@ def test_on_the_cluster(redis_cluster):
             ix.drop()
 
 
+def _move_slot(cluster, key: str) -> None:
+    """Reshard: the slot of index ``key`` moved to another master of ``cluster`` (its keys
+    migrated, then every node told the slot's new owner), as ``redis-cli --cluster reshard``
+    does."""
+    from redis.cluster import key_slot
+
+    slot = key_slot(f"{{{key}}}:meta".encode())
+    with cluster.nodes[0].client() as client:
+        owner = next(int(m[1]) for a, b, m, *_ in client.cluster("SLOTS") if a <= slot <= b)
+    source = next(node for node in cluster.nodes if node.port == owner)
+    target = next(node for node in cluster.nodes if node.port != owner)
+    with source.client() as src, target.client() as dst:
+        src_id, dst_id = src.cluster("MYID"), dst.cluster("MYID")
+        dst.cluster("SETSLOT", slot, "IMPORTING", src_id)
+        src.cluster("SETSLOT", slot, "MIGRATING", dst_id)
+        while keys := src.cluster("GETKEYSINSLOT", slot, 100):
+            src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *keys)
+    for node in cluster.nodes:
+        with node.client() as client:
+            client.cluster("SETSLOT", slot, "NODE", dst_id)
+
+
+def test_pipelines_follow_the_index_to_another_master(redis_cluster):
+    """The cluster resharded while the index is open: its slot on another master. The
+    pipelined calls (``query_many``, ``check_and_insert_many``) find it there, as the single
+    ones do (``query_many`` failed with MovedError at every call: its pipeline went to the
+    node the client knew, which never learned of the move)."""
+    key = f"t:{uuid.uuid4().hex}"
+    far = 0xAAAA_5555_0000_0000
+    with RedisIndex(redis_cluster.url, key) as ix:
+        try:
+            ix.insert_many([(1 << 40, "a", {}), (far, "b", {})])
+            _move_slot(redis_cluster, key)
+            found = ix.query_many([(1 << 40) ^ 1, far ^ 3])
+            assert [[(m.key, m.distance) for m in ms] for ms in found] == [[("a", 1)], [("b", 2)]]
+            _move_slot(redis_cluster, key)
+            matches = ix.check_and_insert_many([(far ^ 1, "c", {}), (12345, "d", {})])
+            assert [m and m.key for m in matches] == ["b", None]
+            _move_slot(redis_cluster, key)
+            assert [m.key for m in ix.query_many([12345, 12344])[1]] == ["d"]
+            assert sorted(ix.keys()) == ["a", "b", "d"] and ix.verify() == []
+        finally:
+            ix.drop()
+
+
 def _bulk_items(seed: int) -> list:
     """Items for a load: signatures and bare fingerprints, documents sharing a fingerprint,
     pages sharing sentences, and repeated keys (the last wins: another fingerprint, the same

@@ -237,6 +237,13 @@ def choose_field_bits(layout: Layout, expected_size: int) -> int:
     return best[1]
 
 
+def _moved(exc: BaseException) -> bool:
+    """Whether a node refused a command because another master serves its slot."""
+    from redis.exceptions import MovedError
+
+    return isinstance(exc, MovedError)
+
+
 def distinct_runs(items: Sequence[SignedItem]) -> Iterator[list[SignedItem]]:
     """``items`` cut, in their order, into runs that repeat no key: each run as long as it
     can be (a run ends before the first key it holds already)."""
@@ -557,6 +564,28 @@ class RedisIndex(IndexFace):
             client = client.get_node_from_key(self._meta).redis_connection
         return client.pipeline(transaction=False)
 
+    def _pipelined_scripts(self, mode: str, k: int, items: list[list[Any]]) -> list[Any]:
+        """The replies of scripts of ``mode`` for ``items``, :data:`BATCH` items a script, in
+        one pipeline. On a cluster whose slot moved to another master since the client last
+        routed a command there (MOVED: the pipeline goes to a node, not through the cluster
+        client, which would learn of it), the client reads the slots again and the pipeline
+        is sent once more, to the new owner (a node refuses a script of a slot it does not
+        serve before the script runs; an item stored by a script run before a move mid-pipeline is
+        refused as changed the second time, and decided again alone)."""
+        for again in (False, True):
+            pipe = self._pipeline()
+            for start in range(0, len(items), BATCH):
+                self._send(mode, k, items[start : start + BATCH], pipe)
+            try:
+                return list(pipe.execute())
+            except redis_errors() as exc:
+                if self.cluster and not again and _moved(exc):
+                    self.client.nodes_manager.initialize()
+                    continue
+                self._changed(exc)
+                raise
+        raise AssertionError("unreachable")
+
     def _writable(self) -> None:
         if self._closed:
             raise ValueError(f"index {self.path} is closed")
@@ -649,14 +678,7 @@ class RedisIndex(IndexFace):
         held = [b"" if d is None else bytes(d[:16]) for d in self.client.hmget(self._docs, docids)]
         now = time.time()
         items = [self._store_item(item, now, h) for item, h in zip(checked, held, strict=True)]
-        pipe = self._pipeline()
-        for start in range(0, len(items), BATCH):
-            self._send(mode, self.max_distance, items[start : start + BATCH], pipe)
-        try:
-            replies = pipe.execute()
-        except redis_errors() as exc:
-            self._changed(exc)
-            raise
+        replies = self._pipelined_scripts(mode, self.max_distance, items)
         answers = [answer for reply in replies for answer in self._answers(reply)]
         out: list[Match | None] = []
         for item, answer in zip(checked, answers, strict=True):
@@ -799,15 +821,7 @@ class RedisIndex(IndexFace):
         if len(queries) <= 1:  # one round trip, no pipeline
             replies = [self._send("query", k, [self._item(fp) for fp in queries])]
         else:
-            pipe = self._pipeline()
-            for start in range(0, len(queries), BATCH):
-                self._send("query", k, [self._item(fp) for fp in queries[start : start + BATCH]],
-                           pipe)  # fmt: skip
-            try:
-                replies = pipe.execute()
-            except redis_errors() as exc:
-                self._changed(exc)
-                raise
+            replies = self._pipelined_scripts("query", k, [self._item(fp) for fp in queries])
         return [self._found_documents(a) for reply in replies for a in self._answers(reply)]
 
     @staticmethod
