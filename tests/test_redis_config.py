@@ -10,6 +10,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
 from scrapy_simhash.crawl.config import REDIS_PARAMS, SimhashConfig
+from scrapy_simhash.crawl.remote import open_redis_index
+from scrapy_simhash.index.redis_client import redact
 
 from ._redis_server import RedisServer
 from .test_scrapy_crawl import MIDDLEWARE, SiteSpider, crawl
@@ -69,6 +71,27 @@ def test_refused_redis_params_never_show_their_values(bad, shown):
         said == f"SIMHASH_REDIS_PARAMS must be a dict of redis-py connection options, got {shown}"
     )
     assert "s3cret" not in said
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:s3cr/et-pw@127.0.0.1:1/0", "redis://:***@127.0.0.1:1/0"),
+        ("rediss://user:s3cr?et#pw@127.0.0.1:1/0", "rediss://user:***@127.0.0.1:1/0"),
+    ],
+)
+def test_a_password_holding_a_slash_is_never_shown(url, shown):
+    """A password holding '/', '?' or '#' not percent-encoded (a base64 one holds '/'): the
+    URL's host seemed to start inside it, so it was shown whole wherever the URL is shown,
+    and the crawl was refused at start with redis-py's message quoting its first part
+    ('s3cr'). It is hidden as any password, and the refusal says how to write it."""
+    assert redact(url) == shown
+    with pytest.raises(ValueError) as caught:
+        open_redis_index(config(SIMHASH_REDIS_URL=url), "news")
+    said = str(caught.value)
+    assert "s3cr" not in said and "et-pw" not in said
+    assert said.startswith(f"SIMHASH_REDIS_URL: redis-py cannot read {shown}")
+    assert "percent-encoded" in said
 
 
 def test_same_as_redis_url():

@@ -12,6 +12,13 @@ def redact(url: str) -> str:
     """``url`` with its password replaced by ``***`` (for logs and ``info``)."""
     parts = urlsplit(url)
     if parts.password is None:
+        # A password holding '/', '?' or '#' (not percent-encoded) ends what urlsplit takes
+        # for the user information and host early: the user information then runs to the
+        # last '@' (hidden, with anything else that may hold a password, when it has a ':').
+        scheme, sep, rest = url.partition("://")
+        userinfo, at, host = rest.rpartition("@")
+        if sep and at and ":" in userinfo:
+            return f"{scheme}://{userinfo.partition(':')[0]}:***@{host}"
         return url
     user = parts.username or ""
     host = parts.hostname or ""
@@ -45,7 +52,18 @@ def connect(url: str, cluster: bool | None = None, **options: Any) -> Any:
     cluster mode."""
     import redis
     from redis.cluster import RedisCluster
+    from redis.connection import parse_url
 
+    try:
+        parse_url(url)  # as from_url reads it
+    except ValueError:
+        if redact(url) == url or urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+            raise  # nothing to hide, or a scheme redis-py names none of the URL for
+        # redis-py's message may quote a piece of the URL: of its password
+        raise ValueError(
+            f"redis-py cannot read {redact(url)} (a password holding '/', '?' or '#' must be "
+            f"percent-encoded in the URL: %2F, %3F, %23)"
+        ) from None
     if cluster is None:
         with redis.Redis.from_url(url, **options) as probe:
             cluster = bool(probe.info("cluster").get("cluster_enabled"))
