@@ -203,6 +203,18 @@ def test_verify_names_damaged_documents_links_tables_and_counts(redis_server, ke
     assert "table 2 holds 3 fingerprints, not the 3 linked" in problems
 
 
+def test_verify_names_a_link_that_lists_a_document_twice(redis_server, key):
+    """A fingerprint's link listing one document twice (which LMDB's links cannot hold):
+    ``query`` gave the document twice and ``pairs`` a pair of it with itself, and ``verify``
+    found nothing."""
+    tag = f"{{{key}}}"
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        ix.insert_many([(1 << 60, "a", {}), (1 << 60, "b", {})])
+        client.hset(f"{tag}:fps", (1 << 60).to_bytes(8, "big"), doc_id("a") * 2 + doc_id("b"))
+        assert [m.key for m in ix.query(1 << 60)] == ["a", "a", "b"]  # what verify must find
+        assert ix.verify() == [f"fingerprint {1 << 60:016x} links a document twice"]
+
+
 def test_verify_lists_damaged_document_records(redis_server, key):
     """A document record that fails its checksum, and one cut short: ``verify`` names them
     among its problems, as on LMDB, instead of raising DamagedIndexError at the first (read

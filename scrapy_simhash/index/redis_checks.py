@@ -2,9 +2,9 @@
 LMDB, read from the index's keys (:class:`.redis_index.RedisIndex`) with HSCAN.
 
 A healthy index has every document record decodable and linked to its fingerprint, and every
-link to documents of that fingerprint; every table holding exactly the linked fingerprints,
-in well-formed buckets of sorted values; the count in ``meta`` equal to the fingerprints
-linked; every page signature sound and of a stored document, with the sentence postings
+link to documents of that fingerprint, each once; every table holding exactly the linked
+fingerprints, in well-formed buckets of sorted values; the count in ``meta`` equal to the
+fingerprints linked; every page signature sound and of a stored document, with the sentence postings
 exactly the signatures' sentences; what the guard learned well formed; and the drop records
 as :func:`.drops.drop_problems` wants them. Run it while no one writes: HSCAN sees a hash
 that changes under it only in part.
@@ -45,7 +45,10 @@ def verify(index: RedisIndex) -> list[str]:
         if docid not in packed_ids(ids):
             problems.append(f"document {key!r} is not linked to its fingerprint")
     for fingerprint, ids in linked.items():
-        for linked_id in packed_ids(ids):
+        listed = packed_ids(ids)
+        if len(set(listed)) != len(listed):  # a query would give the document twice
+            problems.append(f"fingerprint {fingerprint:016x} links a document twice")
+        for linked_id in dict.fromkeys(listed):
             data = client.hget(index._docs, linked_id)
             try:
                 held = None if data is None else decode_doc(data)[0]

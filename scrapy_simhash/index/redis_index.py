@@ -1027,11 +1027,11 @@ class RedisIndex(IndexFace):
 
     def verify(self) -> list[str]:
         """Problems found (empty when healthy): every document linked to its fingerprint,
-        every link to existing documents of that fingerprint, every table holding exactly
-        the linked fingerprints in sorted buckets, the count in ``meta``, every page signature
-        sound and of a stored document, with the sentence postings exactly the signatures'
-        sentences, and the drop records as on LMDB (:mod:`.redis_checks`). Read with HSCAN:
-        run it while no one writes."""
+        every link to existing documents of that fingerprint (each once), every table
+        holding exactly the linked fingerprints in sorted buckets, the count in ``meta``,
+        every page signature sound and of a stored document, with the sentence postings
+        exactly the signatures' sentences, and the drop records as on LMDB
+        (:mod:`.redis_checks`). Read with HSCAN: run it while no one writes."""
         return redis_checks.verify(self)
 
     def repeats(self) -> Iterator[tuple[bytes, bytes]]:
