@@ -4,6 +4,7 @@ eviction refused, copies to and from LMDB."""
 from __future__ import annotations
 
 import random
+import struct
 import threading
 import uuid
 
@@ -369,6 +370,26 @@ def test_batches_with_keys_given_again_decide_as_one_by_one_on_lmdb(redis_server
             (d.key, d.kept, d.rule, d.record["i"]) for d in lmdb.drops()
         )
         assert redis.verify() == [] and lmdb.verify() == []
+
+
+@pytest.mark.parametrize("storage", ["lmdb", "redis"])
+def test_a_signature_that_cannot_be_stored_fails_the_batch_before_any_write(
+    redis_server, key, tmp_path, storage
+):
+    """check_and_insert_many with a key given twice (two runs of scripts on Redis) and a
+    page signature that cannot be packed (300 sentences, a hash past 64 bits): nothing is
+    written, as on LMDB (Redis stored the first run's page before the second's failed)."""
+    if storage == "lmdb":
+        index = SimhashIndex(tmp_path / "ix")
+    else:
+        index = RedisIndex(redis_server.url, key)
+    far = 0xAAAA_5555_0000_1234
+    with index:
+        for bad in (PageSignature(far, tuple(range(300))), PageSignature(far, (2**64,))):
+            page = PageSignature(1 << 50, (1, 2))
+            with pytest.raises((struct.error, OverflowError)):
+                index.check_and_insert_many([(page, "a", {}), (page, "a", {}), (bad, "b", {})])
+            assert len(index) == 0
 
 
 def test_scripts_are_loaded_again_after_a_flush(redis_server, key):

@@ -663,7 +663,11 @@ class RedisIndex(IndexFace):
         first occurrence was stored: refused, and decided again only after every other item,
         out of order (a near duplicate after it would be admitted first). So the second
         occurrence waits for the next run, whose headers are read after this one is
-        decided."""
+        decided. Every page signature is packed first: one that cannot be stored fails the
+        call before any run is sent (as on LMDB, whose transaction writes nothing then)."""
+        for item in checked:
+            if item[3] is not None:
+                item[3].pack()
         out: list[Match | None] = []
         for run in distinct_runs(checked):
             out += self._pipelined_run(mode, run)
