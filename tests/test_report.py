@@ -5,7 +5,9 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import resource
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -461,3 +463,29 @@ def test_the_report_is_utf8_whatever_the_locale(index_path, tmp_path):
     assert (done.returncode, done.stderr) == (0, "")
     page = lxml.html.fromstring(out.read_bytes().decode("utf-8"))
     assert title in page.get_element_by_id("groups").text_content()
+
+
+def test_a_report_that_cannot_be_written_whole_leaves_the_one_before(index_path, tmp_path):
+    """A full disk (here a file size limit, whose writes fail as ENOSPC's do) or an interrupt
+    while the page is written: the one line says so, and the report written before is left
+    as it was, not cut to the part that fitted (nor is a partial file left beside it)."""
+    out = tmp_path / "report.html"
+    out.write_text("<p>the report of yesterday</p>\n", encoding="utf-8")
+    root = str(Path(__file__).resolve().parents[1])
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_simhash", "report", index_path, "-o", str(out)],
+        env={**os.environ, "PYTHONPATH": root},
+        preexec_fn=limited,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == f"scrapy-simhash: error: cannot write {out}: File too large\n"
+    assert out.read_text(encoding="utf-8") == "<p>the report of yesterday</p>\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ix", "report.html"]

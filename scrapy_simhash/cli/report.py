@@ -14,9 +14,13 @@ element cannot close it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import html
 import itertools
 import json
+import os
+import secrets
+import shutil
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -352,6 +356,34 @@ def render(report: Report) -> str:
 """
 
 
+def write_whole(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all: into a new file beside it, flushed to
+    disk, then renamed over it, so that a full disk or an interrupt leaves the file that was
+    there (or none) and no part of the new one. A path that is no regular file (a pipe,
+    ``/dev/stdout``) is written in place; through a symbolic link, the file it names."""
+    target = os.path.realpath(path)
+    if os.path.exists(target) and not os.path.isfile(target):
+        Path(target).write_bytes(data)
+        return
+    folder, name = os.path.split(target)
+    temp = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+    # Made as open() makes a file (mode 0o666 less the umask), then given the mode of the
+    # file it replaces.
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with open(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        if os.path.exists(target):
+            shutil.copymode(target, temp)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temp)
+        raise
+
+
 def cmd_report(args: argparse.Namespace, out: Output) -> int:
     """``report INDEX -o FILE``: gather, render, and write the page (``-`` for stdout)."""
     with open_index(args.index) as index:
@@ -366,7 +398,7 @@ def cmd_report(args: argparse.Namespace, out: Output) -> int:
         out.stream.write(page)
         return 0
     try:
-        Path(args.output).write_text(page, encoding="utf-8")
+        write_whole(args.output, page.encode("utf-8"))
     except OSError as exc:
         raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     # the table's one line, or (--json, --jsonl) an object, as every command answers
