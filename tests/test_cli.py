@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import lmdb
+import lxml.html
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
@@ -1541,6 +1542,45 @@ def test_a_sites_escape_sequences_reach_the_terminal_as_text(capsys, tmp_path):
         assert "\\x1b" in out
     if_dropped = run_json(capsys, "explain", path, "https://example.com/\x1b[31mred")
     assert if_dropped["record"]["title"] == title
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["dump", "IX"],
+        ["dump", "IX", "--json"],
+        ["explain", "IX", "https://zh.example/copy"],
+        ["explain", "IX", "https://zh.example/copy", "--jsonl"],
+        ["clusters", "IX"],
+        ["report", "IX", "-o", "-"],
+    ],
+)
+def test_output_in_a_locale_that_cannot_write_the_sites_text(tmp_path, argv):
+    """Under an ASCII locale (Python's own switch to UTF-8 turned off, as in a cron job or a
+    latin-1 terminal), a title or URL in Chinese is written as escapes in a table, as
+    \\uXXXX in JSON (still the same JSON), and the report as the UTF-8 its meta tag says: it
+    was an 'unexpected UnicodeEncodeError'."""
+    title = "新闻：同一篇文章 😀"
+    path = str(tmp_path / "ix")
+    with SimhashIndex(path, drop_records=10) as index:
+        index.insert(A, "https://zh.example/新闻", title=title)
+        index.check_and_insert(A ^ 1, "https://zh.example/copy", title=title)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LC_ALL": "C", "LANG": "C"}
+    env |= {"PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
+    argv = [path if a == "IX" else a for a in argv]
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_simhash", *argv], env=env, capture_output=True, timeout=60
+    )
+    assert (done.returncode, done.stderr) == (0, b"")
+    out = done.stdout
+    if argv[0] == "report":
+        assert title in lxml.html.fromstring(out.decode("utf-8")).text_content()
+    elif "--json" in argv or "--jsonl" in argv:
+        assert out.isascii()
+        assert title in json.dumps(json.loads(out), ensure_ascii=False)
+    else:
+        assert out.isascii()
+        assert "https://zh.example/\\u65b0\\u95fb" in out.decode("ascii")
 
 
 def test_records_that_name_no_time_or_no_number_are_refused(tmp_path):

@@ -3,6 +3,8 @@ JSON or JSON lines, and progress on stderr."""
 
 from __future__ import annotations
 
+import codecs
+import contextlib
 import json
 import re
 import sys
@@ -81,6 +83,13 @@ class Output:
             raise ValueError(f"unknown output format {fmt!r}")
         self.fmt = fmt
         self.stream = stream if stream is not None else sys.stdout
+        #: Whether the stream's encoding writes every character (else, a locale such as C or
+        #: latin-1 without Python's UTF-8 mode: JSON is written as ASCII, with \u escapes,
+        #: and a table writes what it cannot encode as backslash escapes, not an error).
+        self.utf = writes_all(self.stream)
+        if not self.utf:
+            with contextlib.suppress(AttributeError, ValueError):  # not a text file
+                self.stream.reconfigure(errors="backslashreplace")  # type: ignore[attr-defined]
 
     def write_rows(self, columns: list[tuple[str, int]], rows: Iterable[dict[str, Any]]) -> int:
         """Every row (a dict with at least the ``columns`` keys); ``columns`` gives each table
@@ -97,21 +106,23 @@ class Output:
         if self.fmt == "json":
             out.write("[")
             for row in rows:
-                out.write(("," if count else "") + "\n  " + json.dumps(row, ensure_ascii=False))
+                out.write(
+                    ("," if count else "") + "\n  " + json.dumps(row, ensure_ascii=not self.utf)
+                )
                 count += 1
             out.write("\n]\n" if count else "]\n")
             return count
         for row in rows:
-            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+            out.write(json.dumps(row, ensure_ascii=not self.utf) + "\n")
             count += 1
         return count
 
     def write_object(self, obj: dict[str, Any], lines: list[tuple[str, Any]]) -> None:
         """One object: ``obj`` as JSON, or ``lines`` as ``label: value`` in a table."""
         if self.fmt == "json":
-            self.stream.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+            self.stream.write(json.dumps(obj, indent=2, ensure_ascii=not self.utf) + "\n")
         elif self.fmt == "jsonl":
-            self.stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
+            self.stream.write(json.dumps(obj, ensure_ascii=not self.utf) + "\n")
         else:
             width = max((len(label) for label, _ in lines), default=0) + 2
             for label, value in lines:
@@ -121,6 +132,17 @@ class Output:
         """A line for people, shown in the table format only."""
         if self.fmt == "table":
             self.stream.write(text + "\n")
+
+
+def writes_all(stream: TextIO) -> bool:
+    """Whether ``stream`` encodes every character (a UTF encoding, or none named)."""
+    encoding = getattr(stream, "encoding", None)
+    if not encoding:
+        return True
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
 
 
 #: Characters a terminal acts on rather than shows: C0 and C1 controls (escape sequences that

@@ -395,7 +395,12 @@ def cmd_report(args: argparse.Namespace, out: Output) -> int:
             )
         page = render(gather(index, k, args.index))
     if args.output == "-":
-        out.stream.write(page)
+        stream = out.stream
+        if not out.utf and hasattr(stream, "buffer"):  # the UTF-8 its meta tag says
+            stream.flush()
+            stream.buffer.write(page.encode("utf-8"))
+        else:
+            stream.write(page)
         return 0
     try:
         write_whole(args.output, page.encode("utf-8"))
