@@ -267,6 +267,29 @@ def test_verify_names_a_damaged_drop_record(tmp_path):
     assert "drop record of 'c1' is not in the arrival order" in problems
 
 
+@pytest.mark.parametrize(("value", "said"), [(b"1", "1, below the 2"), (b"x2", "b'x2'")])
+def test_verify_names_a_last_drop_number_behind_the_records(capsys, tmp_path, value, said):
+    """meta's drops_seq, the last sequence number given to a drop record, set back (or not a
+    number): the next drop would take an older record's place in the arrival order (or fail),
+    so verify says so before that, as damage (it said ok)."""
+    path = tmp_path / "ix"
+    with SimhashIndex(path, drop_records=10) as ix:
+        ix.insert(A, "a")
+        ix.check_and_insert(flip(A, 1), "c1")
+        ix.check_and_insert(flip(A, 2), "c2")
+    env = lmdb.open(str(path), max_dbs=80)
+    try:
+        with env.begin(write=True) as txn:
+            txn.put(b"drops_seq", value, db=env.open_db(b"meta", txn=txn))
+    finally:
+        env.close()
+    code, out, err = cli(capsys, "verify", str(path))
+    assert code == 1
+    assert out.startswith("problem: the last drop sequence number given is ")
+    assert said in out
+    assert err == f"scrapy-simhash: error: {path} is damaged: 1 problem(s) found\n"
+
+
 def test_verify_names_a_damaged_drop_record_on_redis(redis_server, key):
     with RedisIndex(redis_server.url, key, drop_records=10) as ix:
         ix.insert(A, "a")

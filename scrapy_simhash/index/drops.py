@@ -203,14 +203,34 @@ class Drops:
     # -- checking --------------------------------------------------------------------------
 
     def problems(self, txn: Txn) -> list[str]:
-        """What is wrong with the drop records (``verify``, :func:`drop_problems`)."""
-        return drop_problems(
+        """What is wrong with the drop records (``verify``, :func:`drop_problems`), and with
+        the last sequence number given (:meth:`sequence_problems`)."""
+        return self.sequence_problems(txn) + drop_problems(
             ((bytes(d), bytes(data)) for d, data in txn.scan(self.drops)),
             lambda seq, dropped: txn.get(SEQUENCE.pack(seq), db=self.order) == dropped,
             txn.count(self.order),
             {(bytes(kept), bytes(dropped)) for kept, dropped in txn.scan(self.by_kept)},
             lambda kept: txn.get(kept, db=self.docs) is not None,
         )
+
+    def sequence_problems(self, txn: Txn) -> list[str]:
+        """``meta``'s last sequence number, unless it is a number at least that of the newest
+        record in the arrival order: the next drop, numbered after it, would else replace an
+        older record's place there (or fail)."""
+        last = txn.get(LAST, db=self.meta)
+        newest = txn.last(self.order)
+        if last is not None and not bytes(last).isdigit():
+            return [f"the last drop sequence number given is {bytes(last)!r}, not a number"]
+        if newest is None or len(newest[0]) != SEQUENCE.size:  # none, or said by the order
+            return []
+        top = SEQUENCE.unpack(bytes(newest[0]))[0]
+        given = 0 if last is None else int(last)
+        if given >= top:
+            return []
+        return [
+            f"the last drop sequence number given is {given}, below the {top} of a recorded"
+            " drop: the next drops would take the places of older ones"
+        ]
 
 
 def drop_problems(
