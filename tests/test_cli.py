@@ -1523,6 +1523,46 @@ def test_a_remove_whose_commit_fails_says_it_cannot_write_and_removes_nothing(in
         assert len(index) == 8 and index.verify() == []
 
 
+@pytest.mark.skipif(shutil.which("strace") is None, reason="no strace (.ci/run installs it)")
+def test_a_remove_terminated_while_it_commits_says_terminated(tmp_path):
+    """SIGTERM while remove commits its first 1000 removals (strace holds each fdatasync
+    back, so that the signal comes during the commit and is handled once it has returned):
+    said as terminated, exit 143, what was committed stays and the index is whole. It said
+    'cannot write INDEX: Attempt to operate on closed/deleted/dropped object', exit 1: the
+    interrupted batch was committed a second time."""
+    path = str(tmp_path / "index")
+    old = NOW - 10 * DAY
+    with SimhashIndex(path) as index:
+        index.insert_many((i * A % (1 << 64), f"https://example.com/{i}", {"seen": old})
+                          for i in range(1, 1002))  # fmt: skip
+    log = tmp_path / "strace.log"
+    child = subprocess.Popen(
+        [
+            *("strace", "-f", "-qq", "-o", str(log), "-e", "trace=fdatasync"),
+            *("-e", "inject=fdatasync:delay_enter=300000"),
+            *(sys.executable, "-m", "scrapy_simhash", "remove", path, "--older-than", "1"),
+        ],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while "fdatasync" not in (log.read_text() if log.exists() else ""):
+            assert time.monotonic() < deadline and child.poll() is None
+            time.sleep(0.01)
+        os.kill(int(log.read_text().split()[0]), signal.SIGTERM)  # the thread that commits
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert (child.returncode, out, err) == (143, "", "scrapy-simhash: error: terminated\n")
+    with SimhashIndex(path, readonly=True) as index:
+        assert len(index) == 1 and index.verify() == []
+
+
 # -- what a crawled site wrote, shown -------------------------------------------------------
 
 

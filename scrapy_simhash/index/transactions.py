@@ -80,10 +80,11 @@ class Transactions:
     def _restart(self) -> None:
         """Roll back the uncommitted batch and begin it afresh."""
         assert self.batch is not None
-        self.storage.abort(self.batch)
+        batch, self.batch = self.batch, None  # never left naming an ended transaction
+        self.storage.abort(batch)
         self.pending.take()
-        self.batch = self.storage.begin()
         self._ops = 0
+        self.batch = self.storage.begin()
 
     def flush(self) -> None:
         """Write the pending table entries into the batch transaction (an error there rolls
@@ -97,12 +98,19 @@ class Transactions:
             raise
 
     def _commit(self, restart: bool) -> None:
-        """Flush and commit the batch transaction; begin the next one if ``restart``."""
+        """Flush and commit the batch transaction; begin the next one if ``restart``.
+
+        ``batch`` is None from the commit on, which ends the transaction whether it succeeds
+        or fails: an interrupt (KeyboardInterrupt, a signal's exception) handled as soon as
+        the commit returns, before the next transaction begins, must not have the batch's
+        end commit it a second time (LMDB refuses a finished transaction)."""
         assert self.batch is not None
         self.flush()
-        self.storage.commit(self.batch)
-        self.batch = self.storage.begin() if restart else None
+        batch, self.batch = self.batch, None
         self._ops = 0
+        self.storage.commit(batch)
+        if restart:
+            self.batch = self.storage.begin()
 
     @contextmanager
     def batched(self, commit_every: int) -> Iterator[None]:
