@@ -490,7 +490,8 @@ def cmd_remove(args: argparse.Namespace, out: Output) -> int:
                     index.remove(key)  # with the drop records against it
                 for key in drops:
                     index.forget_drop(key)
-        left = len(index)
+        # What is left, or in a dry run what would be (every key and drop found is there).
+        left = len(index) - (len(keys) if args.dry_run else 0)
         drops_left = index.drop_count() - (len(drops) if args.dry_run else 0)
     verb = "would remove" if args.dry_run else "removed"
     obj = {
