@@ -597,6 +597,38 @@ def test_an_operation_interrupted_midway_rolls_back_the_uncommitted_batch(tmp_pa
         assert ix.query(fps[4]) == [] and ix.query(fps[6]) == []
 
 
+class _InterruptedFlush(SimhashIndex):
+    """An index whose batch is interrupted (as by Ctrl-C) while it writes its held-back
+    table entries, half of them written."""
+
+    interrupt = False
+
+    def _put_pending(self, txn, fingerprints):
+        if self.interrupt:
+            super()._put_pending(txn, fingerprints[: len(fingerprints) // 2])
+            raise KeyboardInterrupt
+        super()._put_pending(txn, fingerprints)
+
+
+def test_a_batch_interrupted_while_it_writes_its_table_entries_commits_no_damage(tmp_path):
+    """README: an exception inside an operation (such as KeyboardInterrupt) rolls back what
+    the batch has not committed. The table entries a commit writes first are part of the
+    operation that commits: interrupted there, the pages since the last commit are rolled
+    back (they were committed with half their entries: documents no query found)."""
+    rng = random.Random(11)
+    fps = [rng.getrandbits(64) for _ in range(300)]
+    with _InterruptedFlush(tmp_path / "ix", expected_size=1000) as ix:
+        with pytest.raises(KeyboardInterrupt), ix.batch(commit_every=100):
+            for i, fp in enumerate(fps):
+                ix.interrupt = i == 299  # the operation that commits the third hundred
+                ix.insert(fp, f"k{i}")
+        ix.interrupt = False
+        assert ix.verify() == []
+        assert len(ix) == 200
+        assert all([m.key for m in ix.query(fp)] == [f"k{i}"] for i, fp in enumerate(fps[:200]))
+        assert ix.query(fps[250]) == []
+
+
 def test_a_bulk_load_whose_background_table_sort_fails_writes_nothing(tmp_path, monkeypatch):
     import scrapy_simhash.index.tables as index_module
 

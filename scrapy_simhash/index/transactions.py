@@ -87,13 +87,14 @@ class Transactions:
         self.batch = self.storage.begin()
 
     def flush(self) -> None:
-        """Write the pending table entries into the batch transaction (an error there rolls
-        back the whole uncommitted batch, as its documents lack their entries)."""
+        """Write the pending table entries into the batch transaction. An error or an
+        interrupt there (KeyboardInterrupt) rolls back the whole uncommitted batch: its
+        documents lack some of their entries, and must never be committed so."""
         if self.batch is None or not len(self.pending):
             return
         try:
             self._flush_into(self.batch, self.pending.take())
-        except self.storage.errors:
+        except BaseException:
             self._restart()
             raise
 
