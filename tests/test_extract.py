@@ -332,3 +332,23 @@ def test_a_title_keeps_no_control_characters() -> None:
     assert page_title(html) == "Budget]0;pwned news[2J"
     page = article_page(PARAS, "Budget\x1b[31m news").encode("utf-8")  # as a crawl reads it
     assert page_title(page) == "Budget[31m news"
+
+
+def test_a_page_in_utf16_or_utf32_without_a_byte_order_mark_is_read_in_its_http_encoding() -> None:
+    """A page in UTF-16 or UTF-32 without a byte-order mark, its HTTP header naming the
+    encoding: its ASCII characters hold NUL bytes, which made it a binary body (no text, no
+    title), whatever the header said."""
+    html = article_page(PARAS, "Library network to grow").replace('<meta charset="utf-8">', "")
+    expected = extract_text(html)
+    assert expected is not None and "three new branches" in expected
+    for label, codec in (
+        ("utf-16le", "utf-16-le"),
+        ("utf-16be", "utf-16-be"),
+        ("utf-16", "utf-16-le"),  # the label with no byte order: little-endian, as browsers
+        ("utf-32le", "utf-32-le"),
+    ):
+        body = html.encode(codec)
+        assert extract_text(body, encoding=label) == expected, label
+        assert page_title(body, label) == "Library network to grow", label
+    # without the header's word, such a body is still no page
+    assert extract_text(html.encode("utf-16-le")) is None

@@ -105,10 +105,20 @@ def looks_binary(data: bytes, sample: int = 4096) -> bool:
     return bad > max(1, len(head) // 100)
 
 
+def _wide(encoding: str | None) -> str | None:
+    """The codec of an encoding label naming UTF-16 or UTF-32 (a byte order named, or
+    little-endian), or None for any other label."""
+    name = _lookup(encoding)
+    if name is None or not name.startswith(("utf-16", "utf-32")):
+        return None
+    return {"utf-16": "utf-16-le", "utf-32": "utf-32-le"}.get(name, name)
+
+
 def decode_html(data: bytes, encoding: str | None = None) -> str | None:
     """Decode an HTML body: byte-order mark, then the given (HTTP) encoding, then the page's
     declared ``<meta charset>``, then UTF-8; else the declared encoding that reads all but a
-    few stray bytes (replaced); else detection. ``None`` for a binary body.
+    few stray bytes (replaced); else detection. ``None`` for a binary body (a body in UTF-16
+    or UTF-32 without a byte-order mark is one, unless the given encoding names it).
 
     As browsers do, a ``<meta charset>`` naming UTF-16 or UTF-32 is read as UTF-8 (a page
     whose bytes spell its ``<meta>`` in ASCII is in neither)."""
@@ -116,7 +126,11 @@ def decode_html(data: bytes, encoding: str | None = None) -> str | None:
         if data.startswith(bom):
             return data[len(bom) :].decode(name, "replace")
     if looks_binary(data):
-        return None
+        # UTF-16 or UTF-32 without a byte-order mark, as the HTTP header says: its ASCII
+        # characters are NUL bytes and others (the label alone is read little-endian, as
+        # browsers do); any other body that looks binary is one
+        wide = _wide(encoding)
+        return _strict(data, wide) if wide else None
     meta = _META_CHARSET.search(data[:4096])
     declared = _lookup(meta.group(1)) if meta else None
     if declared and declared.startswith(("utf-16", "utf-32")):
@@ -217,9 +231,12 @@ def page_title(html: str | bytes, encoding: str | None = None) -> str | None:
             end = len(head)  # its tags are not ASCII bytes: decoded whole, then read
         else:
             found = _TITLE_END.search(head)
-            if found is None:
+            if found is not None:
+                end = found.end()
+            elif _wide(encoding) and looks_binary(head):
+                end = len(head)  # UTF-16 or UTF-32 as the HTTP header says, without a mark
+            else:
                 return None
-            end = found.end()
         decoded = decode_html(head[:end], encoding)
         if decoded is None:
             return None
