@@ -352,3 +352,16 @@ def test_a_page_in_utf16_or_utf32_without_a_byte_order_mark_is_read_in_its_http_
         assert page_title(body, label) == "Library network to grow", label
     # without the header's word, such a body is still no page
     assert extract_text(html.encode("utf-16-le")) is None
+
+
+def test_a_lone_surrogate_in_an_items_html_does_not_cut_its_text() -> None:
+    """An item's HTML decoded with ``surrogateescape`` holds a lone surrogate for each byte of
+    another encoding: lxml stopped reading the page there, and the text lost all after it
+    (a page too short, or the fingerprint of its first lines). It is read with the byte
+    replaced (U+FFFD), as a stray byte of a page's bytes is."""
+    body = article_page(PARAS, "Library network to grow").encode("utf-8")
+    body = body.replace(b"study rooms", b"study\xa0rooms")  # a Latin-1 no-break space
+    html = body.decode("utf-8", "surrogateescape")
+    text = extract_text(html)
+    assert text is not None and PARAS[-1] in text
+    assert text == extract_text(body.decode("utf-8", "replace"))

@@ -48,6 +48,7 @@ _OPENING = re.compile(r"<(title|h1)\b", re.IGNORECASE)
 _CLOSING = {name: re.compile(rf"</{name}\s*>", re.IGNORECASE) for name in ("title", "h1")}
 _TAG = re.compile(r"<[^>]*>")
 _NON_WORD = re.compile(r"[\W_]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Control bytes that never occur in text (tab, newline, carriage return, form feed and
 # escape are allowed); a body with many of them is binary whatever its Content-Type says.
 _BINARY_BYTES = bytes(set(range(32)) - {9, 10, 12, 13, 27})
@@ -318,6 +319,10 @@ def extract_text(
                 return None
         elif isinstance(html, str):
             text_html = html[:max_bytes]
+            if not text_html.isascii() and _SURROGATE.search(text_html):
+                # bytes of another encoding decoded with surrogateescape (an item's HTML):
+                # lxml stops reading at a lone surrogate, and would lose all after it
+                text_html = _SURROGATE.sub("\ufffd", text_html)
         else:
             raise TypeError(f"extract_text() takes str or bytes, not {type(html).__name__}")
         # (isspace, not strip: no copy of a page of hundreds of KB)
