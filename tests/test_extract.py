@@ -365,3 +365,16 @@ def test_a_lone_surrogate_in_an_items_html_does_not_cut_its_text() -> None:
     text = extract_text(html)
     assert text is not None and PARAS[-1] in text
     assert text == extract_text(body.decode("utf-8", "replace"))
+
+
+def test_a_stray_nul_byte_near_a_pages_start_does_not_lose_its_text() -> None:
+    """One NUL byte in a page's first 4 KB (a broken template) made it a binary body, while
+    the same byte further down was read past, as lxml reads it: a body is binary by the
+    share of its control bytes, as :func:`looks_binary` says, whether bytes or str."""
+    html = article_page(PARAS, "Library network to grow")
+    expected = extract_text(html)
+    at = html.index("</head>")
+    stray = html[:at] + "\x00" + html[at:]
+    assert extract_text(stray) == extract_text(stray.encode("utf-8")) == expected
+    assert extract_text(os.urandom(50_000).decode("latin-1")) is None
+    assert extract_text(html[:at] + "\x00\x01\x02\x03" * 100 + html[at:]) is None

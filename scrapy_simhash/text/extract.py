@@ -115,6 +115,18 @@ def _wide(encoding: str | None) -> str | None:
     return {"utf-16": "utf-16-le", "utf-32": "utf-32-le"}.get(name, name)
 
 
+_CONTROL_CHARS = dict.fromkeys(_BINARY_BYTES)  # (str.translate: deleted)
+
+
+def _binary_text(head: str) -> bool:
+    """Whether the start of a decoded page is a binary body's: it holds a NUL, and more of the
+    control characters that text never has than :func:`looks_binary` lets a text hold (a
+    stray NUL of a broken template is read past, as lxml does)."""
+    if "\x00" not in head:
+        return False
+    return len(head) - len(head.translate(_CONTROL_CHARS)) > max(1, len(head) // 100)
+
+
 def decode_html(data: bytes, encoding: str | None = None) -> str | None:
     """Decode an HTML body: byte-order mark, then the given (HTTP) encoding, then the page's
     declared ``<meta charset>``, then UTF-8; else the declared encoding that reads all but a
@@ -326,7 +338,7 @@ def extract_text(
         else:
             raise TypeError(f"extract_text() takes str or bytes, not {type(html).__name__}")
         # (isspace, not strip: no copy of a page of hundreds of KB)
-        if not text_html or text_html.isspace() or "\x00" in text_html[:4096]:
+        if not text_html or text_html.isspace() or _binary_text(text_html[:4096]):
             return None
         import trafilatura
 
