@@ -198,6 +198,23 @@ def test_signature_round_trips_pickles_and_rejects_bad_bytes():
             PageSignature.unpack(bad)
 
 
+def test_a_page_of_more_numbers_than_are_stored_is_signed_as_stored():
+    """A page of 70,000 distinct numbers, read by a fingerprinter that reads them all: its
+    count is the one its stored form keeps (16 bits), so an index decides it alike before and
+    after storing it, on LMDB (which decided with the count in memory) and on Redis (whose
+    script reads the stored one)."""
+    rows = "\n".join(
+        "The depot took crates at the gates "
+        + " ".join(str(100_000 + i * 50 + j) for j in range(50))
+        + " of the harbour today."
+        for i in range(1_400)
+    )
+    reader = Fingerprinter(max_words=500_000)  # the default reads 20,000 words: no more
+    signature = page_signature(f"{TEXTS['page_en']}\n{rows}", reader)
+    assert signature is not None and signature.number_count == 0xFFFF
+    assert PageSignature.unpack(signature.pack()) == signature
+
+
 def test_too_short_texts_have_no_signature():
     assert page_signature("A few words only.") is None
 

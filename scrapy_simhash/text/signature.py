@@ -520,8 +520,10 @@ def page_signature(
     return PageSignature(
         fingerprint=fingerprinter.sketch_of(hashes, weights) & _MASK,
         sentences=longest_sentences(normal, numbers=fingerprinter.numbers, read=read),
-        words=words + tables,
+        # as stored (pack): an index decides with the counts it keeps, so a page is decided
+        # alike before and after it is stored, on LMDB and on Redis (whose script reads them)
+        words=min(words + tables, 0xFFFFFFFF),
         numbers=numbers_sketch(numbers),
-        number_count=len(set(numbers)),
+        number_count=min(len(set(numbers)), 0xFFFF),
         shingles=shingles_sketch(in_order),
     )
