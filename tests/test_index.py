@@ -1034,3 +1034,39 @@ def test_no_layout_the_index_chooses_has_more_tables_than_its_environment_holds(
             tables = choose_layout(k, size).tables
             most = max(most, tables + (recent.tables if recent.tables < tables else 0))
     assert most == 77 and most + 9 <= MAX_DBS
+
+
+@pytest.mark.parametrize(
+    ("meta_key", "damage"),
+    [(b"merged", lambda value: b"x"), (b"merging", lambda value: value[:-1])],
+    ids=["merged tables not a number", "merging fingerprints cut short"],
+)
+def test_a_damaged_merge_in_progress_is_refused_at_open_and_named_by_verify(
+    tmp_path, monkeypatch, meta_key, damage
+):
+    """The state of a merge in progress is read like the counts: damaged, it is refused at
+    open with DamagedIndexError, and verify lists it as a problem, never a bare ValueError
+    from int() or numpy escaping a write or verify."""
+    import scrapy_simhash.index.tables as index_module
+
+    monkeypatch.setattr(index_module, "_RECENT_MIN", 20)
+    path = tmp_path / "ix"
+    rng = random.Random(5)
+    with SimhashIndex(path, expected_size=10**7) as ix:
+        for i in range(22):
+            ix.insert(rng.getrandbits(64), f"k{i}")
+        assert ix.stats()["merging"] == 20 and ix.verify() == []
+    with SimhashIndex(path) as ix:  # damaged while open: verify names it, a write refuses
+        env = ix._tx.storage.env
+        with env.begin(write=True) as txn:
+            meta = env.open_db(b"meta", txn=txn)
+            txn.put(meta_key, damage(txn.get(meta_key, db=meta)), db=meta)
+        problems = ix.verify()
+        assert len(problems) == 1 and "merg" in problems[0], problems
+        with pytest.raises(DamagedIndexError, match=r"index damaged: .*merg"):
+            ix.insert(rng.getrandbits(64), "after")
+        assert [m.key for m in ix.query(0, 0)] == []  # reads that need no merge state still run
+    with pytest.raises(DamagedIndexError, match=r"index damaged: .*merg"):
+        SimhashIndex(path)
+    with pytest.raises(DamagedIndexError, match=r"index damaged: .*merg"):
+        SimhashIndex(path, readonly=True)

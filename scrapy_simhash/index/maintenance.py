@@ -27,6 +27,7 @@ def quick_check(txn: Txn, docs: Documents, levels: Levels) -> None:
         value = txn.get(name, db=levels.meta)
         if value is not None and not bytes(value).isdigit():
             raise DamagedIndexError(f"index damaged: its count {name.decode()!r} is {value!r}")
+    levels.merging(txn)  # a merge in progress: its count and fingerprints
     for docid, data in _ends(txn, docs.docs):
         if len(docid) != 16:
             raise DamagedIndexError(f"index damaged: a document id of {len(docid)} bytes")
@@ -108,7 +109,10 @@ def verify(txn: Txn, docs: Documents, levels: Levels) -> list[str]:
             problems.append(f"{counted} recent fingerprints counted, {wanted_recent.size} held")
     # Main tables hold what the recent ones do not, and those before ``done`` the
     # fingerprints of a merge in progress too.
-    merging, done = levels.merging(txn) or (np.empty(0, dtype=np.uint64), 0)
+    try:
+        merging, done = levels.merging(txn) or (np.empty(0, dtype=np.uint64), 0)
+    except DamagedIndexError as exc:
+        return [*problems, str(exc)]
     strays = np.setdiff1d(merging, recent).size
     if strays:
         problems.append(f"{strays} fingerprints being merged are in no recent table")

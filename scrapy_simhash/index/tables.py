@@ -319,8 +319,15 @@ class Levels:
         merging = txn.get(MERGING, db=self.meta)
         if merging is None:
             return None
-        done = int(txn.get(MERGED, db=self.meta) or b"0")
-        return np.frombuffer(merging, dtype=">u8").astype(np.uint64), done
+        done = bytes(txn.get(MERGED, db=self.meta) or b"0")
+        if not done.isdigit():
+            raise DamagedIndexError(f"index damaged: the merged tables' count is {done!r}")
+        if len(merging) % 8:
+            raise DamagedIndexError(
+                f"index damaged: the fingerprints being merged take {len(merging)} bytes,"
+                " not 8 each"
+            )
+        return np.frombuffer(merging, dtype=">u8").astype(np.uint64), int(done)
 
     def _counted(self, txn: Txn, added: int, recent: bool) -> None:
         """Count ``added`` new fingerprints (in the recent tables if ``recent``, which then
