@@ -686,3 +686,20 @@ def test_explain_tells_a_dry_run_record_from_a_drop(tmp_path, capsys):
         ["dry", "run", "1", "https://e.example/dry"],
         ["dropped", "1", "https://f.example/real"],
     ]
+
+
+def test_a_drop_after_a_damaged_last_drop_number_is_damage_not_a_bare_value_error(tmp_path):
+    """meta's drops_seq not a number: the next drop record cannot be numbered, and the check
+    that would write it fails as a damaged index (which a crawl counts and passes, as for
+    any damaged record), not with int()'s ValueError; nothing of it is written."""
+    path = tmp_path / "ix"
+    with SimhashIndex(path, drop_records=10) as ix:
+        ix.insert(A, "a")
+        ix.check_and_insert(flip(A, 1), "c1")
+        env = ix._tx.storage.env
+        with env.begin(write=True) as txn:
+            txn.put(b"drops_seq", b"x2", db=env.open_db(b"meta", txn=txn))
+        with pytest.raises(DamagedIndexError, match=r"index damaged: .*drop sequence"):
+            ix.check_and_insert(flip(A, 2), "c2")
+        assert ix.dropped("c2") is None and ix.drop_count() == 1
+        assert ix.check_and_insert(B, "b") is None  # pages that drop nothing are stored

@@ -124,6 +124,10 @@ class Drops:
         dropped = doc_id(key)
         self.forget_id(txn, dropped)
         last = txn.get(LAST, db=self.meta)
+        if last is not None and not bytes(last).isdigit():
+            raise DamagedIndexError(
+                f"index damaged: the last drop sequence number given is {bytes(last)!r}"
+            )
         seq = int(last) + 1 if last is not None else 1
         txn.put(self.meta, LAST, str(seq).encode())
         seen = now if entry.seen is None else entry.seen
