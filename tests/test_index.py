@@ -629,6 +629,27 @@ def test_a_batch_interrupted_while_it_writes_its_table_entries_commits_no_damage
         assert ix.query(fps[250]) == []
 
 
+def test_a_count_damaged_while_the_index_is_open_is_damage_to_its_writes(tmp_path):
+    """The count of fingerprints is checked at open; written no number by another process
+    while this one has the index open, each write that counts is refused as damage (it
+    raised int()'s bare ValueError, which a crawl does not take for damage)."""
+    from scrapy_simhash.index import DamagedIndexError
+
+    path = str(tmp_path / "ix")
+    with SimhashIndex(path) as ix:
+        ix.insert(1 << 40, "https://example.com/a")
+        damage = (
+            "import lmdb, sys\n"
+            "env = lmdb.open(sys.argv[1], max_dbs=80)\n"
+            "with env.begin(write=True) as txn:\n"
+            "    txn.put(b'fingerprints', b'lots', db=env.open_db(b'meta', txn=txn))\n"
+        )
+        subprocess.run([sys.executable, "-c", damage, path], check=True, timeout=60)
+        with pytest.raises(DamagedIndexError, match="its count 'fingerprints' is b'lots'"):
+            ix.insert(1 << 50, "https://example.com/b")
+        assert ix.get("https://example.com/b") is None  # nothing of it written
+
+
 def test_a_bulk_load_whose_background_table_sort_fails_writes_nothing(tmp_path, monkeypatch):
     import scrapy_simhash.index.tables as index_module
 

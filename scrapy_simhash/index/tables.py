@@ -61,7 +61,13 @@ def check_added(added: int, expected: int, what: str) -> None:
 
 
 def read_count(txn: Txn, meta: Space, name: bytes = COUNT) -> int:
-    return int(txn.get(name, db=meta) or b"0")
+    """A stored count (0 when none is stored); DamagedIndexError when it is no number (the
+    check at open reads it too, but another process may write it while this one has the
+    index open)."""
+    value = bytes(txn.get(name, db=meta) or b"0")
+    if not value.isdigit():
+        raise DamagedIndexError(f"index damaged: its count {name.decode()!r} is {value!r}")
+    return int(value)
 
 
 def add_count(txn: Txn, meta: Space, delta: int, name: bytes = COUNT) -> int:
