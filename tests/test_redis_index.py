@@ -204,6 +204,18 @@ def test_verify_names_damaged_documents_links_tables_and_counts(redis_server, ke
     assert "table 2 holds 3 fingerprints, not the 3 linked" in problems
 
 
+def test_verify_names_a_count_that_is_no_number(redis_server, key):
+    """A count of fingerprints written no number (or bytes no text) is a problem ``verify``
+    names on Redis, as on LMDB (it raised ValueError or UnicodeDecodeError)."""
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        ix.insert_many([(1 << 60, "a", {}), (2 << 60, "b", {})])
+        for value in (b"lots", b"\xff\xfe"):
+            client.hset(f"{{{key}}}:meta", "fingerprints", value)
+            assert ix.verify() == [f"meta's count of fingerprints is {value!r}, not a number"]
+            with pytest.raises(DamagedIndexError, match="count of fingerprints is"):
+                ix.stats()
+
+
 def test_verify_names_a_link_that_lists_a_document_twice(redis_server, key):
     """A fingerprint's link listing one document twice (which LMDB's links cannot hold):
     ``query`` gave the document twice and ``pairs`` a pair of it with itself, and ``verify``

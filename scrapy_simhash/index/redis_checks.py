@@ -64,9 +64,11 @@ def verify(index: RedisIndex) -> list[str]:
             problems.append(
                 f"table {i} holds {held.size} fingerprints, not the {expected.size} linked"
             )
-    count = int(index._read_meta().get("fingerprints", -1))
-    if count != len(linked):
-        problems.append(f"meta counts {count} fingerprints, {len(linked)} are linked")
+    count = index.client.hget(index._meta, "fingerprints")
+    if count is None or not bytes(count).isdigit():
+        problems.append(f"meta's count of fingerprints is {count!r}, not a number")
+    elif int(count) != len(linked):
+        problems.append(f"meta counts {int(count)} fingerprints, {len(linked)} are linked")
     return problems + signature_problems(index) + drop_record_problems(index)
 
 

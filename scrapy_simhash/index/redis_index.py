@@ -737,9 +737,17 @@ class RedisIndex(IndexFace):
         """Whether the index holds nothing: no document, drop record or learned sentence,
         and no table."""
         meta = self.client.hget(self._meta, "fingerprints")
-        if meta is None or int(meta) != 0:
+        if meta is None or self._number(meta) != 0:
             return False
         return not self.client.exists(*self._keys[1:])
+
+    def _number(self, count: bytes) -> int:
+        """The count of fingerprints ``meta`` holds; DamagedIndexError when it is none."""
+        if not bytes(count).isdigit():
+            raise DamagedIndexError(
+                f"index damaged: {self.key!r}'s count of fingerprints is {bytes(count)!r}"
+            )
+        return int(count)
 
     def _install(self, keys: list[str], args: list[Any]) -> bool:
         """:data:`.redis_bulk.INSTALL`: True when installed, False when the index is no
@@ -1000,13 +1008,12 @@ class RedisIndex(IndexFace):
 
     def stats(self, *, seen: bool = True) -> dict[str, Any]:
         """Counts, layout and server of the index (``seen`` as for ``SimhashIndex``)."""
-        stored = self._read_meta()
         entries = len(self)
         oldest = newest = None
         if seen and entries <= 100_000:
             oldest, newest = self.seen_range()
         layout = self.layout
-        fingerprints = int(stored.get("fingerprints", 0))
+        fingerprints = self._number(self.client.hget(self._meta, "fingerprints") or b"0")
         return {
             "path": self.path,
             "url": self.url,
