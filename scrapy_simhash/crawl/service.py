@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 import uuid
 import weakref
 from collections import OrderedDict
@@ -52,7 +51,6 @@ logger = logging.getLogger(__name__)
 #: How many page decisions are remembered (by URL and by body) for the items of a page.
 DECISION_MEMORY = 50_000
 _ATTRIBUTE = "_simhash_service"
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -110,14 +108,6 @@ def memo_key(data: str | bytes) -> str:
     decisions, to link items to pages: Python's own hash (SipHash, cached on the object; ten
     times cheaper than a digest of a 100 KB page), valid in this process only."""
     return f"#{'s' if isinstance(data, str) else 'b'}{len(data)}:{hash(data):x}"
-
-
-def _valid_unicode(text: str | None) -> str | None:
-    """``text`` with its lone surrogates (an item's HTML decoded with ``surrogateescape``)
-    replaced by U+FFFD: the index keeps a page's title as UTF-8, which cannot hold them."""
-    if text is None or text.isascii():
-        return text
-    return _SURROGATE.sub("\ufffd", text)
 
 
 def index_path(simhash_dir: str, spider_name: str | None) -> str:
@@ -428,7 +418,7 @@ class DedupService:
         """
         if self.config.max_body_size and len(html) > self.config.max_body_size:
             return self.skip("too_large")  # not worth copying to a worker
-        title = _valid_unicode(page_title(html, encoding))
+        title = page_title(html, encoding)
         return await self._decide(key, title, "html", html, url, encoding)
 
     async def decide_text(self, key: str, text: str, title: str | None = None) -> Decision:

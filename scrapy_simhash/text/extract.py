@@ -234,10 +234,19 @@ _SPACE = re.compile(r"\s+")
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 
 
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (a byte of another encoding, decoded with
+    ``surrogateescape``: an item's HTML) replaced by U+FFFD, as a stray byte of a page's
+    bytes is: neither lxml nor UTF-8 (an index's records) can hold one."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def page_title(html: str | bytes, encoding: str | None = None) -> str | None:
-    """The text of a page's ``<title>`` (whitespace collapsed, at most
-    :data:`TITLE_LENGTH` characters), found by a cheap scan of its start; None if it has
-    none."""
+    """The text of a page's ``<title>`` (whitespace collapsed, lone surrogates replaced, at
+    most :data:`TITLE_LENGTH` characters), found by a cheap scan of its start; None if it
+    has none."""
     if isinstance(html, bytes | bytearray | memoryview):
         head = bytes(html[:_TITLE_SPAN])
         if head.startswith(_WIDE_BOMS):
@@ -257,7 +266,7 @@ def page_title(html: str | bytes, encoding: str | None = None) -> str | None:
     for tag, inner in _elements(html, _TITLE_SPAN):
         if tag == "title":
             title = html_lib.unescape(_TAG.sub(" ", inner))
-            title = _SPACE.sub(" ", _CONTROLS.sub("", title)).strip()
+            title = _SPACE.sub(" ", _CONTROLS.sub("", without_surrogates(title))).strip()
             return title[:TITLE_LENGTH] or None
     return None
 
@@ -330,11 +339,8 @@ def extract_text(
             if text_html is None:
                 return None
         elif isinstance(html, str):
-            text_html = html[:max_bytes]
-            if not text_html.isascii() and _SURROGATE.search(text_html):
-                # bytes of another encoding decoded with surrogateescape (an item's HTML):
-                # lxml stops reading at a lone surrogate, and would lose all after it
-                text_html = _SURROGATE.sub("\ufffd", text_html)
+            # lxml stops reading at a lone surrogate, and would lose all after it
+            text_html = without_surrogates(html[:max_bytes])
         else:
             raise TypeError(f"extract_text() takes str or bytes, not {type(html).__name__}")
         # (isspace, not strip: no copy of a page of hundreds of KB)
