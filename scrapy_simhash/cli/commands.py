@@ -320,7 +320,7 @@ def cmd_explain(args: argparse.Namespace, out: Output) -> int:
         out.write_object(obj, lines)
         return 0
     lines.append(("within k", f"{len(near)} other stored page(s) within {k} bits"))
-    dry = sum(bool(d.record.get("dry_run")) for d in copies)
+    dry = sum(d.dry_run for d in copies)
     said = f"{len(copies)} page(s) dropped as its near duplicates"
     if dry:
         said += f" ({dry} of them recorded in a dry run, kept)"
@@ -332,7 +332,7 @@ def cmd_explain(args: argparse.Namespace, out: Output) -> int:
     if copies:
         out.stream.write("\n")
         rows = [
-            {**row, "url": f"{row['url']} (dry run, kept)"} if d.record.get("dry_run") else row
+            {**row, "url": f"{row['url']} (dry run, kept)"} if d.dry_run else row
             for d, row in zip(copies, obj["dropped_copies"], strict=True)
         ]
         out.write_rows(COPY_COLUMNS, rows)
@@ -343,7 +343,7 @@ def _explain_drop(drop: Drop, out: Output) -> None:
     """``explain`` for a URL that was dropped: when, of which page, at what distance."""
     row = drop_row(drop)
     kept = "a page no longer stored" if drop.kept is None else drop.kept
-    action = "recorded in a dry run (kept)" if drop.record.get("dry_run") else "dropped"
+    action = "recorded in a dry run (kept)" if drop.dry_run else "dropped"
     lines = [
         ("url", drop.key),
         (
@@ -382,7 +382,7 @@ def _cluster_rows(clusters: list[Group], table: bool) -> Iterator[dict[str, Any]
             yield {"cluster": number, "size": size, "page": "kept", "url": key}
             for drop in copies.get(key, ()):
                 # A copy recorded in a dry run was kept: not said as dropped.
-                action = "dry run" if drop.record.get("dry_run") else "dropped"
+                action = "dry run" if drop.dry_run else "dropped"
                 page = f"{action} {drop.distance}"
                 yield {"cluster": number, "size": size, "page": page, "url": drop.key}
 

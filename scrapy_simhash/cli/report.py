@@ -84,7 +84,7 @@ def _totals(index: SimhashIndex, k: int, drops: list[Drop]) -> dict[str, Any]:
     return {
         "entries": len(index),
         "drop_records": len(drops),
-        "dropped_in_dry_runs": sum(bool(d.record.get("dry_run")) for d in drops),
+        "dropped_in_dry_runs": sum(d.dry_run for d in drops),
         "k": index.max_distance,
         "groups_within": k,
         "sites_dropped_from": len({site(d.key) for d in drops}),
@@ -119,7 +119,7 @@ def _groups_shown(index: SimhashIndex, k: int, left_out: list[str]) -> list[dict
                 "distance": d.distance,
                 "dropped": d.seen,
                 "of": d.kept,
-                "dry_run": bool(d.record.get("dry_run")),
+                "dry_run": d.dry_run,
             }
             for d in group.dropped[:copies_most]
         ]

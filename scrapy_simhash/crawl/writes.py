@@ -316,13 +316,11 @@ class IndexWrites:
         )
         if not stop:
             return
+        # A crawl closing already gets the reason from the service's close (Scrapy takes no
+        # second close).
         engine = self.crawler.engine
-        closing = self._closing()
-        if not closing and engine is not None and engine.spider is not None:
+        if not self._closing() and engine is not None and engine.spider is not None:
             deferred_from_coro(engine.close_spider_async(reason=INDEX_ERROR_REASON))
-        elif closing:
-            # The crawl was closing already: its reason says the index was not written.
-            self.stats.set_value("finish_reason", INDEX_ERROR_REASON)
 
 
 def _failure_message(path: str, exc: BaseException) -> str:

@@ -53,6 +53,11 @@ class Drop:
     record: dict[str, Any]
     rule: str = "hamming"  # the rule that found it a near duplicate
 
+    @property
+    def dry_run(self) -> bool:
+        """Whether a dry run recorded it: the page was kept (``SIMHASH_DRY_RUN``)."""
+        return bool(self.record.get("dry_run"))
+
 
 def rule_code(rule: str) -> int:
     """The stored code of a rule's name; ValueError for a name that is not a rule."""
@@ -123,12 +128,7 @@ class Drops:
         time (``seen``), then evict the oldest records beyond ``limit``."""
         dropped = doc_id(key)
         self.forget_id(txn, dropped)
-        last = txn.get(LAST, db=self.meta)
-        if last is not None and not bytes(last).isdigit():
-            raise DamagedIndexError(
-                f"index damaged: the last drop sequence number given is {bytes(last)!r}"
-            )
-        seq = int(last) + 1 if last is not None else 1
+        seq = self.last_given(txn) + 1
         txn.put(self.meta, LAST, str(seq).encode())
         seen = now if entry.seen is None else entry.seen
         header = HEADER.pack(
@@ -217,18 +217,31 @@ class Drops:
             lambda kept: txn.get(kept, db=self.docs) is not None,
         )
 
+    def last_given(self, txn: Txn) -> int:
+        """The last sequence number given to a drop record (0 before the first);
+        DamagedIndexError when ``meta`` holds no number there."""
+        last = txn.get(LAST, db=self.meta)
+        if last is None:
+            return 0
+        if not bytes(last).isdigit():
+            raise DamagedIndexError(
+                f"index damaged: the last drop sequence number given is {bytes(last)!r},"
+                " not a number"
+            )
+        return int(last)
+
     def sequence_problems(self, txn: Txn) -> list[str]:
         """``meta``'s last sequence number, unless it is a number at least that of the newest
         record in the arrival order: the next drop, numbered after it, would else replace an
         older record's place there (or fail)."""
-        last = txn.get(LAST, db=self.meta)
+        try:
+            given = self.last_given(txn)
+        except DamagedIndexError as exc:
+            return [str(exc).removeprefix("index damaged: ")]
         newest = txn.last(self.order)
-        if last is not None and not bytes(last).isdigit():
-            return [f"the last drop sequence number given is {bytes(last)!r}, not a number"]
         if newest is None or len(newest[0]) != SEQUENCE.size:  # none, or said by the order
             return []
         top = SEQUENCE.unpack(bytes(newest[0]))[0]
-        given = 0 if last is None else int(last)
         if given >= top:
             return []
         return [

@@ -24,9 +24,7 @@ def quick_check(txn: Txn, docs: Documents, levels: Levels) -> None:
     the first and last items of the documents and of every table are well formed. Raises
     :class:`DamagedIndexError` naming what is wrong (``verify`` checks everything)."""
     for name in (COUNT, RECENT):
-        value = txn.get(name, db=levels.meta)
-        if value is not None and not bytes(value).isdigit():
-            raise DamagedIndexError(f"index damaged: its count {name.decode()!r} is {value!r}")
+        read_count(txn, levels.meta, name)  # DamagedIndexError when it is no number
     levels.merging(txn)  # a merge in progress: its count and fingerprints
     for docid, data in _ends(txn, docs.docs):
         if len(docid) != 16:

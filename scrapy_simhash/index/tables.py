@@ -64,7 +64,8 @@ def read_count(txn: Txn, meta: Space, name: bytes = COUNT) -> int:
     """A stored count (0 when none is stored); DamagedIndexError when it is no number (the
     check at open reads it too, but another process may write it while this one has the
     index open)."""
-    value = bytes(txn.get(name, db=meta) or b"0")
+    stored = txn.get(name, db=meta)
+    value = b"0" if stored is None else bytes(stored)
     if not value.isdigit():
         raise DamagedIndexError(f"index damaged: its count {name.decode()!r} is {value!r}")
     return int(value)
