@@ -1072,10 +1072,24 @@ def test_progress_only_on_a_terminal():
 # -- other surfaces, concurrency -----------------------------------------------------------
 
 
-def _subprocess(argv: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _subprocess(
+    argv: list[str],
+    cwd: Path | None = None,
+    *,
+    wrapper: tuple[str, ...] = (),
+    preexec_fn: Callable[[], None] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``python argv`` with this checkout importable (run under ``wrapper``, such as strace,
+    and with ``preexec_fn`` set up in the child)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        [*wrapper, sys.executable, *argv],
+        cwd=cwd,
+        env=env,
+        preexec_fn=preexec_fn,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -1487,13 +1501,9 @@ def test_a_copy_that_cannot_be_written_whole_names_the_copy_and_leaves_nothing(
     """LMDB's own write failing midway (a full disk, a quota): the copy is named, not the
     index read, and nothing of it is left."""
     dest = tmp_path / "copy"
-    done = subprocess.run(
-        [sys.executable, "-m", "scrapy_simhash", "compact", index_path, str(dest)],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    done = _subprocess(
+        ["-m", "scrapy_simhash", "compact", index_path, str(dest)],
         preexec_fn=_file_size_limit(8192),
-        capture_output=True,
-        text=True,
-        timeout=60,
     )
     assert (done.returncode, done.stdout) == (1, "")
     said = f"scrapy-simhash: error: cannot write the copy to {dest}: File too large\n"
@@ -1507,16 +1517,12 @@ def test_a_copy_that_cannot_be_written_whole_names_the_copy_and_leaves_nothing(
 def test_a_remove_whose_commit_fails_says_it_cannot_write_and_removes_nothing(index_path):
     """A full disk at remove's commit (strace makes each fdatasync fail with ENOSPC): said as
     a write that failed, not a read, and the index keeps every entry."""
-    done = subprocess.run(
-        [
+    done = _subprocess(
+        ["-m", "scrapy_simhash", "remove", index_path, "--older-than", "0"],
+        wrapper=(
             *("strace", "-f", "-qq", "-o", os.devnull, "-e", "trace=fdatasync"),
             *("-e", "inject=fdatasync:error=ENOSPC"),
-            *(sys.executable, "-m", "scrapy_simhash", "remove", index_path, "--older-than", "0"),
-        ],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=60,
+        ),
     )
     assert (done.returncode, done.stdout) == (1, "")
     said = f"scrapy-simhash: error: cannot write {index_path}: No space left on device\n"

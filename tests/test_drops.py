@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import lmdb
 import pytest
@@ -243,22 +245,36 @@ def test_reset_empties_the_drop_records(open_index):
     assert [d.key for d in ix.drops()] == ["c1"] and ix.verify() == []
 
 
-def test_verify_names_a_damaged_drop_record(tmp_path):
-    path = tmp_path / "ix"
+def _two_copies_dropped(path: Path) -> None:
+    """An index of page ``a`` and the drop records of its copies ``c1`` and ``c2``."""
     with SimhashIndex(path, drop_records=10) as ix:
         ix.insert(A, "a")
         ix.check_and_insert(flip(A, 1), "c1")
         ix.check_and_insert(flip(A, 2), "c2")
+
+
+def _damage(path: Path, change: Callable[[lmdb.Environment, lmdb.Transaction], None]) -> None:
+    """``change`` made to the index's environment in one write, as plain LMDB can."""
     env = lmdb.open(str(path), max_dbs=80)
     try:
         with env.begin(write=True) as txn:
-            order = env.open_db(b"dseq", txn=txn)
-            txn.delete((1).to_bytes(8, "big"), db=order)  # c1's place in the arrival order
-            drops = env.open_db(b"drops", txn=txn)
-            c2 = doc_id("c2")
-            txn.put(c2, txn.get(c2, db=drops)[:20], db=drops)  # c2's record cut short
+            change(env, txn)
     finally:
         env.close()
+
+
+def test_verify_names_a_damaged_drop_record(tmp_path):
+    path = tmp_path / "ix"
+    _two_copies_dropped(path)
+
+    def change(env, txn):
+        order = env.open_db(b"dseq", txn=txn)
+        txn.delete((1).to_bytes(8, "big"), db=order)  # c1's place in the arrival order
+        drops = env.open_db(b"drops", txn=txn)
+        c2 = doc_id("c2")
+        txn.put(c2, txn.get(c2, db=drops)[:20], db=drops)  # c2's record cut short
+
+    _damage(path, change)
     with SimhashIndex(path, readonly=True) as ix:
         problems = ix.verify()
     assert f"drop record {doc_id('c2').hex()}: index damaged: a drop record fails its checksum" in (
@@ -273,16 +289,8 @@ def test_verify_names_a_last_drop_number_behind_the_records(capsys, tmp_path, va
     number): the next drop would take an older record's place in the arrival order (or fail),
     so verify says so before that, as damage (it said ok)."""
     path = tmp_path / "ix"
-    with SimhashIndex(path, drop_records=10) as ix:
-        ix.insert(A, "a")
-        ix.check_and_insert(flip(A, 1), "c1")
-        ix.check_and_insert(flip(A, 2), "c2")
-    env = lmdb.open(str(path), max_dbs=80)
-    try:
-        with env.begin(write=True) as txn:
-            txn.put(b"drops_seq", value, db=env.open_db(b"meta", txn=txn))
-    finally:
-        env.close()
+    _two_copies_dropped(path)
+    _damage(path, lambda env, txn: txn.put(b"drops_seq", value, db=env.open_db(b"meta", txn=txn)))
     code, out, err = cli(capsys, "verify", str(path))
     assert code == 1
     assert out.startswith("problem: the last drop sequence number given is ")
@@ -457,12 +465,12 @@ def test_explain_of_a_copy_whose_kept_page_is_gone_says_so(capsys, tmp_path):
     with SimhashIndex(path, drop_records=10) as ix:
         ix.insert(A, "https://a.example/story")
         assert ix.check_and_insert(flip(A, 1), "https://c.example/copy") is not None
-    env = lmdb.open(path, max_dbs=80)
-    try:
-        with env.begin(write=True) as txn:  # the kept page's document, and nothing else
-            txn.delete(doc_id("https://a.example/story"), db=env.open_db(b"docs", txn=txn))
-    finally:
-        env.close()
+    _damage(  # the kept page's document, and nothing else
+        Path(path),
+        lambda env, txn: txn.delete(
+            doc_id("https://a.example/story"), db=env.open_db(b"docs", txn=txn)
+        ),
+    )
     code, out, _ = cli(capsys, "explain", path, "https://c.example/copy")
     lines = dict(line.split(": ", 1) for line in out.splitlines())
     assert code == 0
