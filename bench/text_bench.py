@@ -1,7 +1,9 @@
 """Time on adversarial texts: what a hostile or broken page costs the text layer, by size.
 
 A crawl meets pages no one wrote for it: tens of thousands of unclosed ``<h1>`` in a comment,
-a megabyte of sentences of one length, a long line followed by thousands of indented ones.
+a megabyte of sentences of one length (with numbers or without), a long line followed by
+thousands of indented ones, a catalogue whose lines all fill one width (read as one
+hard-wrapped paragraph).
 For each such input, at sizes doubling from ``--start`` bytes, this prints the time of the
 function a crawl calls on it (the median of ``--repeat`` runs) and the ratio to the time at
 half the size: about 2 is linear, about 4 quadratic. Beside ``page_title``, the regular
@@ -28,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scrapy_simhash import extract_text, page_signature
 from scrapy_simhash.text.extract import page_title
-from scrapy_simhash.text.wrap import join_continued
+from scrapy_simhash.text.wrap import join_continued, unwrap
 
 _OLD_TITLE = re.compile(r"<(title|h1)\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
 
@@ -52,6 +54,25 @@ def sentences_of_one_length(size: int) -> str:
     return "".join(f"{w}. " for w, _ in zip(words, range(size // 22), strict=False))
 
 
+def numbered_sentences(size: int) -> str:
+    rng = random.Random(1)
+    lines = (
+        f"Order {rng.randint(10000, 99999)} of the catalogue was shipped to the depot on time."
+        for _ in range(size // 63)
+    )
+    return "\n".join(lines)
+
+
+def hard_wrapped_lines(size: int) -> str:
+    rng = random.Random(1)
+    lines = (
+        f"Item {i} of the catalogue costs {rng.randint(10, 999)} dollars and ships within "
+        f"{rng.randint(1, 9)} days"
+        for i in range(size // 70)
+    )
+    return "\n".join(lines)
+
+
 def indented_continuations(size: int) -> str:
     head = "a.\n  " + "word " * (size // 10) + "\n"
     return head + "  x\n" * max(0, (size - len(head)) // 4)
@@ -69,7 +90,15 @@ CASES: list[tuple[str, Callable[[int], object], Callable[[object], object], int 
     ),
     ("extract_text, <h1> in a comment", headlines_in_a_comment, extract_text, None),
     ("page_signature, sentences of one length", sentences_of_one_length, page_signature, None),
+    (
+        "page_signature, sentences of one length with numbers",
+        numbered_sentences,
+        page_signature,
+        None,
+    ),
     ("join_continued, indented lines", indented_continuations, join_continued, None),
+    ("unwrap, hard-wrapped lines", hard_wrapped_lines, unwrap, None),
+    ("page_signature, hard-wrapped lines", hard_wrapped_lines, page_signature, None),
 ]
 
 

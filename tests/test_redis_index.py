@@ -11,6 +11,7 @@ import uuid
 import numpy as np
 import pytest
 
+from scrapy_simhash import Fingerprinter, page_signature
 from scrapy_simhash.index import IndexMismatchError, SimhashIndex
 from scrapy_simhash.index.layout import build_layout
 from scrapy_simhash.index.records import DamagedIndexError, doc_id
@@ -455,6 +456,30 @@ def test_copies_to_lmdb_and_back(redis_server, key, tmp_path):
                     assert back.verify() == []
                 finally:
                     back.drop()
+
+
+def test_an_index_of_other_numbers_is_not_loaded(redis_server, key, tmp_path):
+    """Signatures made without number features (SIMHASH_NUMBERS = False) are not loaded into
+    an index that reads them (nor the other way): its rule would decide them with sentences
+    and sketches of the other setting. Nothing is written."""
+    text = " ".join(f"The ferry timetable lists crossing {w} for the harbour" for w in "abcdef")
+    for numbers in (False, True):
+        path = tmp_path / f"numbers-{numbers}"
+        fingerprinter = Fingerprinter(numbers=numbers)
+        with SimhashIndex(path, numbers=numbers) as source:
+            source.insert(page_signature(text, fingerprinter), "page")
+            with RedisIndex(redis_server.url, f"{key}:{numbers}", numbers=not numbers) as dest:
+                try:
+                    with pytest.raises(IndexMismatchError, match=f"numbers={numbers}, not"):
+                        dest.load(source)
+                    assert len(dest) == 0 and dest.drop_count() == 0
+                finally:
+                    dest.drop()
+            with RedisIndex(redis_server.url, f"{key}:{numbers}:same", numbers=numbers) as dest:
+                try:
+                    assert dest.load(source) == 1
+                finally:
+                    dest.drop()
 
 
 def test_on_the_cluster(redis_cluster):

@@ -22,10 +22,13 @@ from scrapy_simhash import (
     hamming,
     page_signature,
 )
+from scrapy_simhash.text import signature as signature_module
+from scrapy_simhash.text.fingerprint import nfkc
 from scrapy_simhash.text.signature import (
     DEFAULT_RULE,
     RULES,
     SENTENCES,
+    ReadBlocks,
     Rule,
     longest_sentences,
     sentence_hash,
@@ -312,6 +315,61 @@ def test_a_sentences_numbers_are_read_where_the_fingerprint_read_them():
     # where the fingerprint did not read the sentence (numbers left out), its letters alone
     words_only = page_signature(text, Fingerprinter(numbers=False))
     assert words_only is not None and words_only.sentences == signature.sentences
+
+
+def test_a_catalogues_sentences_are_known_as_a_search_of_the_blocks_read_knows_them(
+    monkeypatch,
+) -> None:
+    """A catalogue of thousands of sentences of one length, each with its numbers, looks each
+    one up in the blocks the fingerprint read (which took seconds a page, each search
+    reading them all). Past a few searches, a sentence holding a run of characters that no
+    block holds is known without the search: every key is the one the search gives, and
+    most sentences are not searched for."""
+    rng = random.Random(3)
+    lines = [  # a German date cut by the sentence's end: a date only where the text is read
+        f"Order {rng.randint(10_000, 99_999)} of the catalogue left the depot in "
+        f"{rng.randint(2, 9)} boxes on the {rng.randint(1, 28)}. March the buyer was told at once."
+        for _ in range(3_000)
+    ]
+    lines += rng.sample(lines, 300)  # said twice: found in the blocks read
+    text = "\n".join(lines)
+    fingerprinter = Fingerprinter(max_words=4_000)  # the blocks read end before the text does
+    prose = fingerprinter.prose(text)
+    read: list[tuple[str, str]] = []
+    fingerprinter.prose_words(prose, nfkc(prose), read)
+    assert 0 < sum(len(block) for block, _ in read) < len(text) / 2
+    blocks = ReadBlocks(read)
+    firsts = [line.split(". ")[0] for line in lines]  # "Order ... on the 19"
+    keys = [sentence_key("letters", first, blocks) for first in firsts]
+    assert keys == [sentence_key("letters", first, read) for first in firsts]
+    found = sum(k.count(" ") == 1 for k in keys)  # order and boxes: the day was a date
+    assert found > 300 and len(lines) - found > 2_000  # the others: order, boxes and day
+    assert blocks.searches < found + 100  # the first 64, the ones found, a few others
+    signed = page_signature(text, fingerprinter)
+    monkeypatch.setattr(signature_module, "_SEARCHES_BEFORE_GRAMS", 10**9)
+    assert page_signature(text, fingerprinter) == signed
+
+
+def test_the_corpus_texts_sentences_are_known_as_a_search_knows_them(monkeypatch) -> None:
+    """On the reference texts of the corpus's pages (when the corpus is there), the long
+    sentences are the same whether every sentence is searched for in the blocks read or
+    each is tested against their runs of characters first."""
+    import gzip
+    import json
+    import os
+    from pathlib import Path
+
+    corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+    references = Path(os.environ.get("SIMHASH_CORPUS", corpus)) / "gt.jsonl.gz"
+    if not references.is_file():
+        pytest.skip("the corpus (../shared/corpus, or $SIMHASH_CORPUS) is not here")
+    with gzip.open(references, "rt", encoding="utf-8") as f:
+        texts = [t for t in (json.loads(line).get("gt") for line in f) if t]
+    assert len(texts) > 400
+    searched = [page_signature(t) for t in texts]
+    monkeypatch.setattr(signature_module, "_SEARCHES_BEFORE_GRAMS", 0)
+    assert [page_signature(t) for t in texts] == searched
+    assert sum(s is not None and len(s.sentences) == SENTENCES for s in searched) > 300
 
 
 def test_without_number_features_sentences_are_known_by_their_letters_alone():

@@ -1093,7 +1093,14 @@ class RedisIndex(IndexFace):
     def load(self, source: Any) -> int:
         """Copy every document of ``source`` (an index, LMDB or Redis) into this one, with
         their page signatures and first-seen times, then its drop records and what the
-        guard learned; how many documents were copied."""
+        guard learned; how many documents were copied. A source whose signatures were made
+        with other ``numbers`` is refused (:class:`IndexMismatchError`): this index's rule
+        would decide its pages with the other setting's sentences and sketches."""
+        if source.numbers != self.numbers:
+            raise IndexMismatchError(
+                f"index {source.path} was built with numbers={source.numbers}, "
+                f"not {self.numbers} as {self.path}"
+            )
         copied = self.insert_many(signed_items(source))
         copy_drops(source, self)
         copy_repeats(source, self)

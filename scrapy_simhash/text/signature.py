@@ -181,7 +181,48 @@ def sentence_hash(sentence: str) -> int:
     return blake2b_64(sentence)
 
 
-def sentence_key(letters: str, sentence: str, read: Sequence[tuple[str, str]] = ()) -> str:
+# A text of thousands of sentences as long as its n-th longest, each holding a number (a
+# catalogue of one line an item), looks each of them up in the blocks the fingerprint read,
+# and each search can read all of them. Past this many searches in one text, a sentence is
+# first tested against the set of the blocks' runs of _GRAM characters: a sentence holding a
+# run that none of them holds is in none of them (the same key, without the search).
+_SEARCHES_BEFORE_GRAMS = 64
+_GRAM = 16
+
+
+class ReadBlocks:
+    """The blocks the fingerprint read (normalized, beside the same block with its dates
+    blanked), searched for the sentences that hold numbers (:func:`sentence_key`)."""
+
+    def __init__(self, read: Sequence[tuple[str, str]] = ()) -> None:
+        self.read = read
+        self.searches = 0
+        self.grams: set[str] | None = None
+
+    def first(self, normal: str) -> tuple[str, int] | None:
+        """The first block that holds ``normal``, with its dates blanked, and where in it
+        ``normal`` begins (None when no block holds it)."""
+        if self.grams is None and self.searches >= _SEARCHES_BEFORE_GRAMS:
+            self.grams = {
+                block[i : i + _GRAM]
+                for block, _ in self.read
+                for i in range(len(block) - _GRAM + 1)
+            }
+        if self.grams is not None and len(normal) >= _GRAM:
+            last = len(normal) - _GRAM
+            if any(normal[i : i + _GRAM] not in self.grams for i in (0, last // 2, last)):
+                return None
+        self.searches += 1
+        for block, dated in self.read:
+            at = block.find(normal)
+            if at >= 0:
+                return dated, at
+        return None
+
+
+def sentence_key(
+    letters: str, sentence: str, read: Sequence[tuple[str, str]] | ReadBlocks = ()
+) -> str:
     """What a sentence is known by: its ``letters`` (as :func:`longest_sentences` reads
     them), and the content numbers it holds, in order (version 7). Dates, times, counters
     and telephone numbers are not content numbers (:func:`.numbers.blank_dates`): a copy
@@ -196,11 +237,11 @@ def sentence_key(letters: str, sentence: str, read: Sequence[tuple[str, str]] = 
     if not _DIGITS.search(sentence):
         return letters
     normal = " ".join(sentence.casefold().split())
-    for block, dated in read:
-        at = block.find(normal)
-        if at >= 0:
-            numbers = _DIGITS.findall(dated, at, at + len(normal))
-            break
+    blocks = read if isinstance(read, ReadBlocks) else ReadBlocks(read)
+    found = blocks.first(normal)
+    if found is not None:
+        dated, at = found
+        numbers = _DIGITS.findall(dated, at, at + len(normal))
     else:
         numbers = _DIGITS.findall(blank_dates(normal))
     return f"{letters}\x00{' '.join(numbers)}" if numbers else letters
@@ -230,6 +271,7 @@ def longest_sentences(
         if len(s) >= SENTENCE_MIN  # else it has fewer letters than that
     ]
     candidates.sort(key=len, reverse=True)
+    blocks = ReadBlocks(read)
     found: dict[str, int] = {}  # sentence_key -> letters
     longest: list[int] = []  # the n largest sizes found (a heap: the n-th longest first)
     shortest = SENTENCE_MIN  # the n-th longest found, once n are found
@@ -238,7 +280,7 @@ def longest_sentences(
             break
         letters = _NOT_LETTER.sub("", sentence.casefold())
         if len(letters) >= shortest:
-            key = sentence_key(letters, sentence, read) if numbers else letters
+            key = sentence_key(letters, sentence, blocks) if numbers else letters
             if key not in found:
                 found[key] = len(letters)
                 if len(longest) < n:

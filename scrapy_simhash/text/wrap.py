@@ -132,13 +132,15 @@ def unwrap(text: str) -> str:
     # indent; a first line after its <p> in indented HTML source; a heading)
     body = Counter(indents[i + 1] for i in range(len(texts) - 1) if full[i] and texts[i + 1])
     indent = body.most_common(1)[0][0] if body else 0
-    out: list[str] = []
+    # each line made is a list of its pieces, joined once at the end (a paragraph of
+    # thousands of full lines costs no more than its length)
+    out: list[list[str]] = []
     joined = False
     for i, line in enumerate(stripped):
         if joined:
-            out[-1] += " " + texts[i]
+            out[-1].append(texts[i])
         else:
-            out.append(line)
+            out.append([line])
         following = texts[i + 1] if i + 1 < len(texts) else ""
         joined = (
             full[i]
@@ -147,7 +149,7 @@ def unwrap(text: str) -> str:
             and not following.startswith(_ITEM)
             and not is_chrome(line)
         )
-    return "\n".join(out)
+    return "\n".join(map(" ".join, out))
 
 
 def join_continued(text: str) -> str:
