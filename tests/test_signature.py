@@ -345,6 +345,12 @@ def test_a_catalogues_sentences_are_known_as_a_search_of_the_blocks_read_knows_t
     found = sum(k.count(" ") == 1 for k in keys)  # order and boxes: the day was a date
     assert found > 300 and len(lines) - found > 2_000  # the others: order, boxes and day
     assert blocks.searches < found + 100  # the first 64, the ones found, a few others
+    assert blocks.grams is not None
+    # more than _GRAMS_MOST characters read (a text of few words): searched, no set made
+    many = ReadBlocks([(block * 5, dated * 5) for block, dated in read])
+    assert sum(len(block) for block, _ in many.read) > signature_module._GRAMS_MOST
+    assert [sentence_key("letters", first, many) for first in firsts[:200]] == keys[:200]
+    assert many.grams is None and many.searches == 200
     signed = page_signature(text, fingerprinter)
     monkeypatch.setattr(signature_module, "_SEARCHES_BEFORE_GRAMS", 10**9)
     assert page_signature(text, fingerprinter) == signed

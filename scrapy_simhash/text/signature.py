@@ -185,9 +185,13 @@ def sentence_hash(sentence: str) -> int:
 # catalogue of one line an item), looks each of them up in the blocks the fingerprint read,
 # and each search can read all of them. Past this many searches in one text, a sentence is
 # first tested against the set of the blocks' runs of _GRAM characters: a sentence holding a
-# run that none of them holds is in none of them (the same key, without the search).
+# run that none of them holds is in none of them (the same key, without the search). The set
+# is made only for blocks of at most _GRAMS_MOST characters in all (20,000 words read: about
+# 150,000 characters of English, 40,000 of Chinese), so that it takes tens of megabytes at
+# most; more are read only from a text of few words (stop words, dates), searched as before.
 _SEARCHES_BEFORE_GRAMS = 64
 _GRAM = 16
+_GRAMS_MOST = 1 << 18
 
 
 class ReadBlocks:
@@ -202,7 +206,10 @@ class ReadBlocks:
     def first(self, normal: str) -> tuple[str, int] | None:
         """The first block that holds ``normal``, with its dates blanked, and where in it
         ``normal`` begins (None when no block holds it)."""
-        if self.grams is None and self.searches >= _SEARCHES_BEFORE_GRAMS:
+        if (  # once, at the search that passes the bound
+            self.searches == _SEARCHES_BEFORE_GRAMS
+            and sum(len(block) for block, _ in self.read) <= _GRAMS_MOST
+        ):
             self.grams = {
                 block[i : i + _GRAM]
                 for block, _ in self.read
