@@ -3,7 +3,8 @@
 A crawl meets pages no one wrote for it: tens of thousands of unclosed ``<h1>`` in a comment,
 a megabyte of sentences of one length (with numbers or without), a long line followed by
 thousands of indented ones, a catalogue whose lines all fill one width (read as one
-hard-wrapped paragraph).
+hard-wrapped paragraph), a Chinese page of the digits of pi or of a lottery's numbers run
+together.
 For each such input, at sizes doubling from ``--start`` bytes, this prints the time of the
 function a crawl calls on it (the median of ``--repeat`` runs) and the ratio to the time at
 half the size: about 2 is linear, about 4 quadratic. Beside ``page_title``, the regular
@@ -73,6 +74,22 @@ def hard_wrapped_lines(size: int) -> str:
     return "\n".join(lines)
 
 
+_ZH = (
+    "北京时间昨天晚上，国家统计局发布了最新的经济数据，显示今年前三个季度国内生产总值同比增长百分之五，"
+    "消费和投资保持稳定，专家认为下半年经济将继续回升向好。\n"
+)
+
+
+def digits_on_a_chinese_page(size: int) -> str:
+    rng = random.Random(1)
+    return _ZH * 3 + "圆周率：" + "".join(rng.choices(string.digits, k=size))
+
+
+def numbers_run_together_on_a_chinese_page(size: int) -> str:
+    rng = random.Random(1)
+    return _ZH * 3 + "开奖号码：" + ",".join(rng.choices(string.digits, k=size // 2))
+
+
 def indented_continuations(size: int) -> str:
     head = "a.\n  " + "word " * (size // 10) + "\n"
     return head + "  x\n" * max(0, (size - len(head)) // 4)
@@ -99,6 +116,13 @@ CASES: list[tuple[str, Callable[[int], object], Callable[[object], object], int 
     ("join_continued, indented lines", indented_continuations, join_continued, None),
     ("unwrap, hard-wrapped lines", hard_wrapped_lines, unwrap, None),
     ("page_signature, hard-wrapped lines", hard_wrapped_lines, page_signature, None),
+    ("page_signature, digits on a Chinese page", digits_on_a_chinese_page, page_signature, None),
+    (
+        "page_signature, numbers run together on a Chinese page",
+        numbers_run_together_on_a_chinese_page,
+        page_signature,
+        None,
+    ),
 ]
 
 

@@ -601,6 +601,36 @@ def test_dates_blanked_window_by_window_are_those_blanked_in_the_whole_text(piec
     assert blank_dates(text) == numbers._YEAR.sub(" ", whole)
 
 
+def test_dates_are_blanked_in_long_runs_of_digits_as_the_whole_alternation_blanks_them():
+    """A Chinese page of the digits of pi (a run of 300,000), or of a lottery's numbers run
+    together with commas, is read once (the patterns that read digits up to 年, 阅读 or 页
+    were tried at each digit, and read the rest of the run each time: 8,000 digits took 11
+    s, and the time grew with their square). What is blanked is what the alternation tried
+    at every digit blanks, on runs short enough for it, and after a match that ends in a
+    run (a postal code's six digits, then more; a date, then a number)."""
+    rng = random.Random(11)
+    digits = "".join(rng.choices("0123456789", k=300_000))
+    for text in (f"圆周率{digits}", "开奖号码" + ",".join(digits[:150_000])):
+        assert blank_dates(text) == text and blank_dates(text, keep_length=True) == text
+    pieces = ["邮编", "1", "23", "456789", "年", "阅读", "万", ",", ".", "2024.1.1,", "页", "/"]
+    pieces += ["第", "3点", "12:30", "小时", "(", ")", "tel ", "page ", "x", " ", "中"]
+    for _ in range(300):
+        text = "".join(rng.choices(pieces, k=40))
+        whole = numbers._datelike_in(text)
+        assert blank_dates(text, keep_length=True) == numbers._YEAR.sub(
+            numbers._spaces, whole.sub(numbers._blank_in_place, text)
+        )
+        assert blank_dates(text) == numbers._YEAR.sub(" ", whole.sub(numbers._blank, text))
+    # after a postal code, the rest of its run is a year's; after a date, a count of reads
+    blanked = "邮编  年  . . , 万阅读"
+    for run in (digits[:50], digits[:20_000]):
+        text = f"邮编{run}年 2024.1.1,{run}万阅读"
+        assert blank_dates(text) == blanked
+    whole = numbers._datelike_in(text)
+    short = f"邮编{digits[:50]}年 2024.1.1,{digits[:50]}万阅读"
+    assert numbers._YEAR.sub(" ", whole.sub(numbers._blank, short)) == blanked
+
+
 @pytest.mark.parametrize(
     ("text", "kept"),
     [
