@@ -4,7 +4,8 @@ A crawl meets pages no one wrote for it: tens of thousands of unclosed ``<h1>`` 
 a megabyte of sentences of one length (with numbers or without), a long line followed by
 thousands of indented ones, a catalogue whose lines all fill one width (read as one
 hard-wrapped paragraph), a Chinese page of the digits of pi or of a lottery's numbers run
-together.
+together, a page of sentences of stop words with times (read whole: no word counts to the
+fingerprint's limit).
 For each such input, at sizes doubling from ``--start`` bytes, this prints the time of the
 function a crawl calls on it (the median of ``--repeat`` runs) and the ratio to the time at
 half the size: about 2 is linear, about 4 quadratic. Beside ``page_title``, the regular
@@ -90,6 +91,18 @@ def numbers_run_together_on_a_chinese_page(size: int) -> str:
     return _ZH * 3 + "开奖号码：" + ",".join(rng.choices(string.digits, k=size // 2))
 
 
+def timed_sentences_of_stop_words(size: int) -> str:
+    rng = random.Random(1)
+    words = ["the", "of", "and", "to", "in", "for", "on", "with", "at", "by", "from"]
+    sentences = []
+    for _ in range(size // 50):
+        rng.shuffle(words)
+        time = f"{rng.randint(10, 23)}:{rng.randint(10, 59)}"
+        sentences.append(f"{' '.join(words[:6])} {time} {' '.join(words[6:])}. ")
+    head = "The committee approved the new budget for the regional transport network. " * 3
+    return head + "\n" + "".join(sentences)
+
+
 def indented_continuations(size: int) -> str:
     head = "a.\n  " + "word " * (size // 10) + "\n"
     return head + "  x\n" * max(0, (size - len(head)) // 4)
@@ -120,6 +133,12 @@ CASES: list[tuple[str, Callable[[int], object], Callable[[object], object], int 
     (
         "page_signature, numbers run together on a Chinese page",
         numbers_run_together_on_a_chinese_page,
+        page_signature,
+        None,
+    ),
+    (
+        "page_signature, timed sentences of stop words",
+        timed_sentences_of_stop_words,
         page_signature,
         None,
     ),

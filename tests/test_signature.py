@@ -344,16 +344,44 @@ def test_a_catalogues_sentences_are_known_as_a_search_of_the_blocks_read_knows_t
     assert keys == [sentence_key("letters", first, read) for first in firsts]
     found = sum(k.count(" ") == 1 for k in keys)  # order and boxes: the day was a date
     assert found > 300 and len(lines) - found > 2_000  # the others: order, boxes and day
-    assert blocks.searches < found + 100  # the first 64, the ones found, a few others
-    assert blocks.grams is not None
-    # more than _GRAMS_MOST characters read (a text of few words): searched, no set made
-    many = ReadBlocks([(block * 5, dated * 5) for block, dated in read])
-    assert sum(len(block) for block, _ in many.read) > signature_module._GRAMS_MOST
-    assert [sentence_key("letters", first, many) for first in firsts[:200]] == keys[:200]
-    assert many.grams is None and many.searches == 200
+    assert blocks.index is not None  # past the first searches, the index of the blocks' runs
+    assert blocks.searches == signature_module._SEARCHES_BEFORE_GRAMS
     signed = page_signature(text, fingerprinter)
     monkeypatch.setattr(signature_module, "_SEARCHES_BEFORE_GRAMS", 10**9)
     assert page_signature(text, fingerprinter) == signed
+
+
+def test_sentences_found_in_blocks_read_whole_are_found_where_a_search_finds_them() -> None:
+    """A page of thousands of sentences of stop words, each with a time and a number, is
+    read whole (its words do not count to the fingerprint's limit), and each sentence is
+    in the blocks read: each search from their start read them up to the sentence (4 MB
+    took 68 s, and the time grew with its square). Past a few searches, each is looked for
+    where the rarest of its runs of characters is: found where a search from the start finds
+    it (its first place, a sentence said twice included), or in no block."""
+    rng = random.Random(5)
+    words = ["the", "of", "and", "to", "in", "for", "on", "with", "at", "by", "from"]
+    sentences = []
+    for _ in range(12_000):
+        rng.shuffle(words)
+        time, number = f"{rng.randint(10, 23)}:{rng.randint(10, 59)}", rng.randint(1, 9)
+        sentences.append(f"{' '.join(words[:6])} {time} {' '.join(words[6:])} #{number}")
+    sentences += rng.sample(sentences, 1_000)
+    text = PARAGRAPHS[0] + "\n" + ". ".join(sentences) + "."
+    fingerprinter = Fingerprinter()
+    prose = fingerprinter.prose(text)
+    read: list[tuple[str, str]] = []
+    fingerprinter.prose_words(prose, nfkc(prose), read)
+    assert sum(len(block) for block, _ in read) > 0.9 * len(text)  # read whole
+    normals = [" ".join(s.casefold().split()) for s in sentences]
+    normals += [n.replace(" ", "  ", 1) for n in normals[:500]]  # in no block (white space)
+    blocks = ReadBlocks(read)
+    found = [blocks.first(n) for n in normals]
+    # (and a few that two blocks cut)
+    assert blocks.index is not None and 500 <= sum(f is None for f in found) < 520
+    searched = ReadBlocks(read)  # a search of the blocks from their start (no index yet)
+    for i in rng.sample(range(len(normals)), 400):
+        assert found[i] == searched.first(normals[i])
+        searched.searches = 0
 
 
 def test_the_corpus_texts_sentences_are_known_as_a_search_knows_them(monkeypatch) -> None:
