@@ -5,7 +5,7 @@ a megabyte of sentences of one length (with numbers or without), a long line fol
 thousands of indented ones, a catalogue whose lines all fill one width (read as one
 hard-wrapped paragraph), a Chinese page of the digits of pi or of a lottery's numbers run
 together, a page of sentences of stop words with times (read whole: no word counts to the
-fingerprint's limit).
+fingerprint's limit), a headline of unclosed ``<``.
 For each such input, at sizes doubling from ``--start`` bytes, this prints the time of the
 function a crawl calls on it (the median of ``--repeat`` runs) and the ratio to the time at
 half the size: about 2 is linear, about 4 quadratic. Beside ``page_title``, the regular
@@ -103,6 +103,14 @@ def timed_sentences_of_stop_words(size: int) -> str:
     return head + "\n" + "".join(sentences)
 
 
+def unclosed_tags_in_a_headline(size: int) -> str:
+    para = "The committee approved the new budget for the regional transport network. " * 3
+    return (
+        f"<html><head><title>Budget news</title></head><body><h1>{'<' * size}</h1>"
+        f"<article><p>{para}</p><p>{para}</p></article></body></html>"
+    )
+
+
 def indented_continuations(size: int) -> str:
     head = "a.\n  " + "word " * (size // 10) + "\n"
     return head + "  x\n" * max(0, (size - len(head)) // 4)
@@ -142,6 +150,7 @@ CASES: list[tuple[str, Callable[[int], object], Callable[[object], object], int 
         page_signature,
         None,
     ),
+    ("extract_text, unclosed < in an <h1>", unclosed_tags_in_a_headline, extract_text, None),
 ]
 
 

@@ -195,12 +195,21 @@ def _elements(html: str, end: int) -> Iterator[tuple[str, str]]:
         at = closing.end()
 
 
+def _without_tags(inner: str) -> str:
+    """``inner`` (a title's or heading's HTML) with each tag made a space: ``_TAG.sub(" ",
+    inner)``, its search stopped at the last ``>``. No tag ends after it, and each ``<`` there
+    read all the rest before it failed (a ``<title>`` of 64 KB of ``<`` took 2.7 s, an
+    ``<h1>`` of 400 KB minutes)."""
+    end = inner.rfind(">") + 1
+    return _TAG.sub(" ", inner[:end]) + inner[end:]
+
+
 def _headings(html: str) -> list[str]:
     """The page's <title> and first <h1>, normalized (found by a cheap scan, not a parse)."""
     found: dict[str, str] = {}
     for tag, inner in _elements(html, 400_000):
         if tag not in found:
-            heading = html_lib.unescape(_TAG.sub(" ", inner))
+            heading = html_lib.unescape(_without_tags(inner))
             found[tag] = _NON_WORD.sub(" ", heading).casefold().strip()
             if len(found) == 2:
                 break
@@ -265,7 +274,7 @@ def page_title(html: str | bytes, encoding: str | None = None) -> str | None:
         html = decoded
     for tag, inner in _elements(html, _TITLE_SPAN):
         if tag == "title":
-            title = html_lib.unescape(_TAG.sub(" ", inner))
+            title = html_lib.unescape(_without_tags(inner))
             title = _SPACE.sub(" ", _CONTROLS.sub("", without_surrogates(title))).strip()
             return title[:TITLE_LENGTH] or None
     return None
