@@ -207,12 +207,6 @@ _DATELIKE_RUN_STARTS = {
 }
 
 
-def _datelike_in(text: str) -> re.Pattern[str]:
-    """The alternation for ``text``: a window of an English page is tried for no 年, 阅读 or
-    小时 at each of its digits (a third less time), a Chinese one for no month name."""
-    return _DATELIKE[_LATIN.search(text) is not None, _CJK_OR_HANGUL.search(text) is not None]
-
-
 def _hides(text: str, end: int) -> bool:
     """Whether, after a match ending at ``end``, the patterns tried only at a run's start may
     pass over a match that the whole alternation finds at ``end`` or the position after it:
