@@ -195,9 +195,42 @@ def test_simhash_dir_may_be_a_path():
             0,
             "SIMHASH_DROP_RECORDS_MAX must be an integer >= 1, got 0",
         ),
+        (
+            "SIMHASH_SKIP_URLS",
+            ["/page/(\\d+"],
+            "SIMHASH_SKIP_URLS: '/page/(\\\\d+' is no regular expression "
+            "(missing ), unterminated subpattern at position 6)",
+        ),
+        (
+            "SIMHASH_SKIP_URLS",
+            '["/tag/", ',
+            "SIMHASH_SKIP_URLS must be a JSON list of strings, got '[\"/tag/\", ': "
+            "Expecting value: line 1 column 10 (char 9)",
+        ),
+        (
+            "SIMHASH_SKIP_URLS",
+            ["/tag/", 5],
+            "SIMHASH_SKIP_URLS must be a list of regular expressions, got ['/tag/', 5]",
+        ),
+        ("SIMHASH_SKIP_URLS", 5, "SIMHASH_SKIP_URLS must be a list of regular expressions, got 5"),
     ],
 )
 def test_a_bad_value_names_the_setting(name, value, message):
     with pytest.raises(ValueError) as info:
         SimhashConfig.from_settings(Settings({name: value}))
     assert str(info.value) == message
+
+
+def test_urls_to_skip_are_regular_expressions_from_a_list_or_the_command_line():
+    """SIMHASH_SKIP_URLS: a list (settings.py), a JSON list or one expression (``-s``)."""
+    patterns = [r"/page/\d+", r"/(tag|label)/", r"/$"]
+    from_list = SimhashConfig.from_settings(Settings({"SIMHASH_SKIP_URLS": patterns}))
+    assert [p.pattern for p in from_list.skip_urls] == patterns
+    from_json = SimhashConfig.from_settings(
+        Settings({"SIMHASH_SKIP_URLS": '["/page/\\\\d+", "/(tag|label)/", "/$"]'})
+    )
+    assert from_json == from_list
+    one = SimhashConfig.from_settings(Settings({"SIMHASH_SKIP_URLS": r"/archive/\d{4}/"}))
+    assert [p.pattern for p in one.skip_urls] == [r"/archive/\d{4}/"]
+    assert SimhashConfig.from_settings(Settings({"SIMHASH_SKIP_URLS": ""})).skip_urls == ()
+    assert SimhashConfig.from_settings(Settings()).skip_urls == ()

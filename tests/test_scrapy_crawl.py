@@ -568,3 +568,118 @@ async def test_fast_extraction_and_fsync_reach_the_extraction_and_lmdb(
     assert set(flags) == {expected}
     assert paths(site, result.kept) == ARTICLES
     assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}
+
+
+# A blog whose home page shows its three posts whole, as many blog themes do.
+_POSTS = {
+    "/blog/library.html": (
+        "The old grain store opens as a library",
+        [
+            "The grain store by the river opened its doors as the town library this spring, "
+            "and more than two thousand readers came through them in the first week alone.",
+            "Older residents remember queues of tractors outside in every harvest season; now "
+            "the queue is of children holding their new cards and arguing about comic books.",
+            "The architect kept the timber beams and the brick walls, and cut a row of "
+            "skylights into the roof so that the reading room needs no lamps until evening.",
+            "Volunteers read stories to the youngest visitors each Saturday, and the librarian "
+            "hopes to add calligraphy and drawing classes when the summer holidays begin.",
+        ],
+    ),
+    "/blog/market.html": (
+        "Plans for the covered market",
+        [
+            "The council has approved plans to roof over the square behind the town hall, "
+            "giving the Thursday market a dry home for the first time in its long history.",
+            "Stallholders asked for wider aisles, running water and a loading bay, and the "
+            "engineers promised all three without touching the plane trees along the edge.",
+            "Work starts after the autumn fair and should end before Easter, while traders "
+            "move to the school playground on market days until the new roof is finished.",
+            "The baker who has sold bread there for thirty years said that winter mornings "
+            "under a roof will be a luxury she had stopped believing she would ever see.",
+        ],
+    ),
+    "/blog/ferry.html": (
+        "A new winter ferry timetable",
+        [
+            "From December the island ferry will sail twice an hour in the mornings, after "
+            "commuters complained that the single early crossing was always full by seven.",
+            "The operator is adding a second boat borrowed from the northern route, which "
+            "runs half empty in winter when the summer visitors have gone back to the city.",
+            "Evening crossings stay as they are, though the last boat will wait ten minutes "
+            "for the train from the capital whenever that train is running late.",
+            "Island shopkeepers welcomed the change and hope the earlier boats will bring "
+            "mainland customers across for breakfast at the harbour cafes on weekends.",
+        ],
+    ),
+}
+
+
+def _blog_post(path: str, title: str, paragraphs: list[str]) -> str:
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (
+        f'<div class="post"><h3 class="post-title"><a href="{path}">{title}</a></h3>'
+        f'<div class="post-body">{body}</div>'
+        f'<div class="post-footer">Posted by Ann at 09:12</div></div>'
+    )
+
+
+def _blog_page(title: str, posts: str) -> bytes:
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title></head><body>"
+        "<header><h1><a href='/blog/'>Small town notes</a></h1></header>"
+        f"<main class='blog-posts'>{posts}</main>"
+        "<aside><h2>Labels</h2><ul><li><a href='/blog/'>town</a></li></ul></aside>"
+        "<footer>Powered by a blog host.</footer></body></html>"
+    ).encode()
+
+
+class BlogSpider(Spider):
+    """Crawls the blog from its home page, as a user's spider would: one item a page."""
+
+    name = "blog"
+    custom_settings: ClassVar[dict] = {"CONCURRENT_REQUESTS": 1}
+
+    def __init__(self, start_url, **kwargs):
+        super().__init__(**kwargs)
+        self.start_url = start_url
+
+    async def start(self):
+        yield Request(self.start_url)
+
+    def parse(self, response):
+        yield {"url": response.url, "html": response.text}
+        for i, href in enumerate(response.css("h3.post-title a::attr(href)").getall()):
+            yield response.follow(href, priority=-i)
+
+
+@pytest.fixture
+def blog(routes):
+    posts = "".join(_blog_post(path, *post) for path, post in _POSTS.items())
+    routes["/blog/"] = (200, "text/html", _blog_page("Small town notes", posts))
+    for path, (title, paragraphs) in _POSTS.items():
+        routes[path] = (200, "text/html", _blog_page(title, _blog_post(path, title, paragraphs)))
+    return routes
+
+
+@pytest.mark.parametrize("components", [MIDDLEWARE, PIPELINE, BOTH], ids=["mw", "pipe", "both"])
+@deferred_f_from_coro_f
+async def test_listings_let_through_by_their_url_drop_none_of_their_posts(
+    site, tmp_path, blog, components
+):
+    """A home page showing whole posts extracts to its first post: crawled first, it drops
+    that post's own page (the spider never parses it). With SIMHASH_SKIP_URLS matching the
+    home page, it is let through unchecked and unstored, and every post is kept."""
+    start = "/blog/"
+    result = await crawl(components, tmp_path / "plain", site, start, spider=BlogSpider)
+    listing = extract_text(blog["/blog/"][2]) or ""
+    firsts = [paragraphs[0] for _, paragraphs in _POSTS.values()]
+    assert [first in listing for first in firsts] == [True, False, False]
+    assert result.simhash["simhash/duplicate"] == 1
+    assert sorted(paths(site, result.kept)) == ["/blog/", "/blog/ferry.html", "/blog/market.html"]
+
+    skipped = {**components, "SIMHASH_SKIP_URLS": [r"/blog/$"]}
+    result = await crawl(skipped, tmp_path / "skipped", site, start, spider=BlogSpider)
+    assert sorted(paths(site, result.kept)) == ["/blog/", *sorted(_POSTS)]
+    assert result.simhash["simhash/skipped/url"] == 1
+    assert result.simhash["simhash/unique"] == 3
+    assert "simhash/duplicate" not in result.simhash

@@ -10,6 +10,7 @@ import contextlib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,6 +110,34 @@ def _choice(settings: BaseSettings, name: str, default: str, allowed: tuple[str,
     return value.strip().lower()
 
 
+def _patterns(settings: BaseSettings, name: str) -> tuple[re.Pattern[str], ...]:
+    """A list of regular expressions: a list or tuple of strings, or a string (a JSON list,
+    as ``-s`` gives one on the command line, or one expression)."""
+    value: Any = settings.get(name)
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError as exc:
+                raise ValueError(
+                    f"{name} must be a JSON list of strings, got {value!r}: {exc}"
+                ) from None
+        else:
+            value = [value]
+    if not isinstance(value, list | tuple) or not all(isinstance(p, str) and p for p in value):
+        raise ValueError(f"{name} must be a list of regular expressions, got {value!r}")
+    compiled = []
+    for pattern in value:
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error as exc:
+            raise ValueError(f"{name}: {pattern!r} is no regular expression ({exc})") from None
+    return tuple(compiled)
+
+
 #: redis-py options of the index's connection unless ``SIMHASH_REDIS_PARAMS`` says otherwise:
 #: a call never waits forever on a dead server.
 REDIS_PARAMS = {"socket_timeout": 30, "socket_connect_timeout": 10, "health_check_interval": 30}
@@ -154,6 +183,8 @@ class SimhashConfig:
     on_index_error: str = "stop"
     drop_records: bool = True
     drop_records_max: int = 100_000
+    #: URLs let through unchecked and unstored (``SIMHASH_SKIP_URLS``): ``re.search`` matches.
+    skip_urls: tuple[re.Pattern[str], ...] = ()
     #: The Redis index (``SIMHASH_REDIS_*``, see :func:`redis_settings`); None: LMDB.
     redis_url: str | None = None
     redis_key: str = "%(spider)s:simhash"
@@ -204,6 +235,7 @@ class SimhashConfig:
             drop_records_max=_int(
                 settings, "SIMHASH_DROP_RECORDS_MAX", d.drop_records_max, 1, None
             ),
+            skip_urls=_patterns(settings, "SIMHASH_SKIP_URLS"),
         )
 
 

@@ -29,9 +29,9 @@ class SimhashMiddleware:
     A near duplicate of a stored page is dropped with ``IgnoreRequest`` (so its links are not
     followed either) and logged in one DEBUG line; a new page is stored and passed on with
     ``response.meta["simhash"] = {"fingerprint": int, "duplicate_of": None, "distance": None}``.
-    Responses that are not HTML, not 2xx, marked ``meta["dont_simhash"]``, too large, without
-    text or too short to fingerprint pass through untouched, counted under
-    ``simhash/skipped/<reason>``.
+    Responses that are not HTML, not 2xx, marked ``meta["dont_simhash"]``, at a URL that
+    ``SIMHASH_SKIP_URLS`` matches, too large, without text or too short to fingerprint pass
+    through untouched, counted under ``simhash/skipped/<reason>``.
     """
 
     def __init__(self, service: DedupService) -> None:
@@ -60,6 +60,9 @@ class SimhashMiddleware:
         service = self.service
         if request.meta.get(DONT_SIMHASH):
             service.remember([response.url], service.skip("dont_simhash"))
+            return None
+        if service.skips_url(response.url):
+            service.remember([response.url], service.skip("url"))
             return None
         if not isinstance(response, HtmlResponse) and b"html" not in _content_type(response):
             service.skip("not_html")

@@ -76,6 +76,10 @@ class SimhashPipeline:
             decision = await service.recall_page(url)
             if decision is not None:
                 return decision, True
+            if service.skips_url(url):  # the page's other items recall it
+                decision = service.skip("url")
+                service.remember([url], decision)
+                return decision, False
         html = _field(adapter, config.html_field)
         text = _field(adapter, config.text_field)
         if isinstance(html, str | bytes) and (html or not isinstance(text, str)):

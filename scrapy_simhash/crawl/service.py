@@ -347,6 +347,10 @@ class DedupService:
 
     # -- stats -----------------------------------------------------------------------------
 
+    def skips_url(self, url: str) -> bool:
+        """Whether ``url`` is one that ``SIMHASH_SKIP_URLS`` lets through unchecked."""
+        return any(pattern.search(url) for pattern in self.config.skip_urls)
+
     def skip(self, reason: str) -> Decision:
         self.stats.inc_value(f"simhash/skipped/{reason}")
         return Decision(skipped=reason)
