@@ -19,7 +19,7 @@ import numpy as np
 
 from .drops import drop_problems
 from .records import DamagedIndexError, decode_doc, doc_id, packed_ids
-from .sentences import posting_problems, repeat_problems, wanted_postings
+from .sentences import Postings, posting_problems, repeat_problems, wanted_postings
 
 if TYPE_CHECKING:
     from .redis_index import RedisIndex
@@ -103,7 +103,7 @@ def signature_problems(index: RedisIndex) -> list[str]:
         lambda docid: bool(client.hexists(index._docs, docid)),
         found,
     )
-    held: set[tuple[bytes, bytes]] = set()
+    held = Postings()
     for key, ids in client.hscan_iter(index._sents, count=SCAN):
         key, ids = bytes(key), bytes(ids)
         if not ids or len(ids) % 16:
@@ -111,7 +111,8 @@ def signature_problems(index: RedisIndex) -> list[str]:
         listed = packed_ids(ids[: len(ids) - len(ids) % 16])  # whole ids only
         if len(set(listed)) != len(listed):
             found.append(f"sentence {key.hex()} lists a document twice")
-        held.update((key, docid) for docid in listed)
+        for docid in listed:
+            held.add(key, docid)
     repeats = []
     for key, ids in client.hscan_iter(index._reps, count=SCAN):
         key, ids = bytes(key), bytes(ids)

@@ -37,6 +37,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
+import numpy as np
+
 from ..text.signature import PageSignature
 from .records import DamagedIndexError, sealed, unsealed
 from .storage import Space, Txn
@@ -159,7 +161,9 @@ class Sentences:
             lambda docid: txn.get(docid, db=docs) is not None,
             found,
         )
-        held = {(bytes(k), bytes(v)) for k, v in txn.scan(self.sents)}
+        held = Postings()
+        for key, docid in txn.scan(self.sents):
+            held.add(bytes(key), bytes(docid))
         return found + posting_problems(wanted, held) + repeat_problems(txn.scan(self.repeats))
 
 
@@ -176,12 +180,12 @@ def decode_signature(data: bytes, docid: bytes) -> PageSignature:
 
 def wanted_postings(
     sigs: Iterable[tuple[bytes, bytes]], stored: Callable[[bytes], bool], found: list[str]
-) -> set[tuple[bytes, bytes]]:
+) -> Postings:
     """The ``(sentence key, document id)`` postings that the stored signatures ``sigs``
     (``(document id, sealed signature)``) call for; a signature that does not decode, or
     whose document is not ``stored``, is added to ``found``. ``verify``'s first half, on any
     storage."""
-    wanted: set[tuple[bytes, bytes]] = set()
+    wanted = Postings()
     for docid, data in sigs:
         try:
             signature = decode_signature(data, docid)
@@ -190,22 +194,92 @@ def wanted_postings(
             continue
         if not stored(docid):
             found.append(f"signature of document {docid.hex()}, which is not stored")
-        wanted.update((sentence_key(s), docid) for s in signature.sentences)
+        for sentence in signature.sentences:
+            wanted.add(sentence_key(sentence), docid)
     return wanted
 
 
-def posting_problems(wanted: set[tuple[bytes, bytes]], held: set[tuple[bytes, bytes]]) -> list[str]:
+#: A posting as ``verify`` holds it: an 8-byte sentence key and a 16-byte document id, whose
+#: order as 24 bytes is that of the (key, id) pairs.
+_ROW = np.dtype("V24")
+
+
+class Postings:
+    """A set of ``(sentence key, document id)`` postings, for ``verify``.
+
+    An index holds about 8 postings a page: as a set of tuples of bytes (some 400 bytes a
+    posting) ``verify`` of a million pages needed gigabytes. Well-formed postings are packed
+    here, 24 bytes each, and compared sorted in place; the odd ones (a key or an id of
+    another length, only in a damaged index) are kept as tuples.
+    """
+
+    def __init__(self) -> None:
+        self._packed = bytearray()
+        self._odd: set[tuple[bytes, bytes]] = set()
+
+    def add(self, key: bytes, docid: bytes) -> None:
+        if len(key) == 8 and len(docid) == 16:
+            self._packed += key
+            self._packed += docid
+        else:
+            self._odd.add((key, docid))
+
+    def rows(self) -> np.ndarray:
+        """The packed postings, sorted (by their bytes) and distinct, as 24-byte items; the
+        packing is sorted in place, and this holds no more postings afterwards."""
+        rows = np.frombuffer(self._packed, dtype=_ROW)
+        self._packed = bytearray()  # the rows hold the old one, which can no longer grow
+        rows.sort()
+        if len(rows) > 1:
+            distinct = np.concatenate([[True], rows[1:] != rows[:-1]])
+            if not distinct.all():
+                rows = rows[distinct]
+        return rows
+
+
+def posting_problems(wanted: Postings, held: Postings) -> list[str]:
     """``verify``'s second half: the postings held that no signature calls for, and those
     called for and not held (20 of each at most)."""
+    extra, missing = _differences(held, wanted)
     found = [
         f"sentence {key.hex()} lists document {docid.hex()}, whose signature lacks it"
-        for key, docid in sorted(held - wanted)[:20]
+        for key, docid in extra
     ]
     found += [
-        f"sentence {key.hex()} of document {docid.hex()} is not listed"
-        for key, docid in sorted(wanted - held)[:20]
+        f"sentence {key.hex()} of document {docid.hex()} is not listed" for key, docid in missing
     ]
     return found
+
+
+def _differences(
+    a: Postings, b: Postings, most: int = 20
+) -> tuple[list[tuple[bytes, bytes]], list[tuple[bytes, bytes]]]:
+    """The first ``most`` postings (in order) of ``a`` not in ``b``, and of ``b`` not in
+    ``a``."""
+    odd_a, odd_b = a._odd - b._odd, b._odd - a._odd
+    rows_a, rows_b = a.rows(), b.rows()
+    if rows_a.shape == rows_b.shape and (rows_a == rows_b).all():
+        only_a, only_b = rows_a[:0], rows_b[:0]
+    else:
+        only_a = _missing_from(rows_b, rows_a)[:most]
+        only_b = _missing_from(rows_a, rows_b)[:most]
+    # A packed posting never equals an odd one, and the first of the union of both kinds
+    # are among the first of each: as sorted tuples, since their parts have fixed lengths.
+    first_a = sorted([*odd_a, *(_split(bytes(row)) for row in only_a)])[:most]
+    first_b = sorted([*odd_b, *(_split(bytes(row)) for row in only_b)])[:most]
+    return first_a, first_b
+
+
+def _missing_from(sorted_rows: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The ``rows`` that the sorted ``sorted_rows`` lack, in their order."""
+    if not len(sorted_rows):
+        return rows
+    at = np.minimum(np.searchsorted(sorted_rows, rows), len(sorted_rows) - 1)
+    return rows[sorted_rows[at] != rows]
+
+
+def _split(posting: bytes) -> tuple[bytes, bytes]:
+    return posting[:8], posting[8:]
 
 
 def repeat_problems(repeats: Iterable[tuple[bytes, bytes]]) -> list[str]:
