@@ -163,10 +163,16 @@ _NOT_LETTER = re.compile(r"[\W\d_][\W\d_]*")  # (as [\W\d_]+: see _ENDS)
 _DIGITS = re.compile(r"\d\d*")
 #: How many consecutive content words make a shingle (:func:`shingles_sketch`).
 SHINGLE = 5
-_SHINGLE_FACTORS = (
-    np.frombuffer(hashlib.shake_256(b"scrapy_simhash shingle factors").digest(8 * SHINGLE), ">u8")
-    | np.uint64(1)
-).astype(np.uint64)
+
+
+def _odd_factors(label: bytes, count: int) -> np.ndarray:
+    """``count`` odd 64-bit factors drawn from ``label`` (SHAKE-256): the weights of a run's
+    places in a hash of runs of values, the same in every process."""
+    drawn = np.frombuffer(hashlib.shake_256(label).digest(8 * count), ">u8")
+    return (drawn | np.uint64(1)).astype(np.uint64)
+
+
+_SHINGLE_FACTORS = _odd_factors(b"scrapy_simhash shingle factors", SHINGLE)
 _BIN_BITS = 6
 _BINS = 1 << _BIN_BITS
 _BIN_PLACES = np.arange(_BINS, dtype=np.intp)
@@ -192,10 +198,7 @@ def sentence_hash(sentence: str) -> int:
 # text of 4 MB of dated sentences, read whole, took 68 s).
 _SEARCHES_BEFORE_GRAMS = 64
 _GRAM = 16
-_GRAM_FACTORS = (
-    np.frombuffer(hashlib.shake_256(b"scrapy_simhash read grams").digest(8 * _GRAM), ">u8")
-    | np.uint64(1)
-).astype(np.uint64)
+_GRAM_FACTORS = _odd_factors(b"scrapy_simhash read grams", _GRAM)
 # A sentence whose rarest run is in at most so many places is compared at each of them.
 _PLACES_TRIED = 64
 _GRAM_OFFSETS = np.arange(_GRAM)
