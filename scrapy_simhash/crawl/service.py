@@ -347,15 +347,15 @@ class DedupService:
 
     # -- stats -----------------------------------------------------------------------------
 
-    def skips_url(self, url: str) -> bool:
-        """Whether ``url`` is one that ``SIMHASH_SKIP_URLS`` lets through unchecked."""
-        return any(pattern.search(url) for pattern in self.config.skip_urls)
-
     def skip(self, reason: str) -> Decision:
         self.stats.inc_value(f"simhash/skipped/{reason}")
         return Decision(skipped=reason)
 
     # -- decisions ---------------------------------------------------------------------------
+
+    def skips_url(self, url: str) -> bool:
+        """Whether ``url`` is one that ``SIMHASH_SKIP_URLS`` lets through unchecked."""
+        return any(pattern.search(url) for pattern in self.config.skip_urls)
 
     def remember(self, keys: list[str], decision: Decision) -> None:
         for key in keys:
