@@ -349,8 +349,14 @@ async def _restart_crawl(site, tmp_path, settings, down_for, *, cluster=False):
 def _names_the_outage(messages: list[str], said: str, cluster: bool) -> bool:
     """Whether a message says ``said`` and names the error of a server that does not answer:
     redis-py's ConnectionError, or for a cluster none of whose nodes answers its
-    RedisClusterException (a subclass of it since redis-py 8, RedisClusterUnreachableError)."""
-    expected = redis.exceptions.RedisClusterException if cluster else redis.ConnectionError
+    RedisClusterException (a subclass of it since redis-py 8, RedisClusterUnreachableError),
+    or the ClusterDownError of masters started again that do not yet serve all their slots."""
+    errors = redis.exceptions
+    expected = (
+        (errors.RedisClusterException, errors.ClusterDownError)
+        if cluster
+        else (errors.ConnectionError,)
+    )
     for message in messages:
         found = re.search(re.escape(said) + r" \((\w+)", message)
         named = found and getattr(redis.exceptions, found.group(1), None)
