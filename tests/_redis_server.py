@@ -192,6 +192,49 @@ class RedisClusterServers:
         self.stop()
 
 
+class SlotMove:
+    """The slot of index ``key`` moved to another master of ``cluster``, as ``redis-cli
+    --cluster reshard`` moves it: :meth:`begin` marks the slot importing on the target and
+    migrating on the source, then migrates ``share`` of its keys; :meth:`finish` migrates the
+    rest and tells every node the slot's new owner. Between the two, a command on the index's
+    keys meets ASK or TRYAGAIN."""
+
+    def __init__(self, cluster: RedisClusterServers, key: str) -> None:
+        from redis.cluster import key_slot
+
+        self.cluster = cluster
+        self.slot = key_slot(f"{{{key}}}:meta".encode())
+        with cluster.nodes[0].client() as client:
+            owner = next(
+                int(m[1]) for a, b, m, *_ in client.cluster("SLOTS") if a <= self.slot <= b
+            )
+        self.source = next(node for node in cluster.nodes if node.port == owner)
+        self.target = next(node for node in cluster.nodes if node.port != owner)
+
+    def begin(self, share: float = 0.0) -> SlotMove:
+        with self.source.client() as src, self.target.client() as dst:
+            self.source_id, self.target_id = src.cluster("MYID"), dst.cluster("MYID")
+            dst.cluster("SETSLOT", self.slot, "IMPORTING", self.source_id)
+            src.cluster("SETSLOT", self.slot, "MIGRATING", self.target_id)
+            count = int(src.cluster("COUNTKEYSINSLOT", self.slot) * share)
+            if count:
+                self._migrate(src, src.cluster("GETKEYSINSLOT", self.slot, count))
+        return self
+
+    def _migrate(self, src, keys: list[bytes]) -> None:
+        if keys:
+            port = self.target.port
+            src.execute_command("MIGRATE", "127.0.0.1", port, "", 0, 5000, "KEYS", *keys)
+
+    def finish(self) -> None:
+        with self.source.client() as src:
+            while keys := src.cluster("GETKEYSINSLOT", self.slot, 100):
+                self._migrate(src, keys)
+        for node in self.cluster.nodes:
+            with node.client() as client:
+                client.cluster("SETSLOT", self.slot, "NODE", self.target_id)
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory) -> Iterator[RedisServer]:
     """One redis-server for the session (tests use keys of their own)."""

@@ -28,7 +28,7 @@ from scrapy_simhash.index.redis_index import RedisIndex
 from scrapy_simhash.text.fingerprint import hamming
 from scrapy_simhash.text.signature import RULES
 
-from ._redis_server import RedisClusterServers, RedisServer
+from ._redis_server import RedisClusterServers, RedisServer, SlotMove
 from .test_example_project import ARTICLES as TITLES
 from .test_example_project import EXAMPLE, simhash_stats
 from .test_promises import AgainSpider, LateItemsSpider
@@ -384,6 +384,72 @@ async def test_a_server_restarted_mid_crawl_loses_nothing(site, tmp_path, caplog
         messages = [r.getMessage() for r in caplog.records]
         assert _names_the_outage(messages, "a call failed", cluster)
         assert any("the server answers again" in m for m in messages)
+
+
+class _SlotMover:
+    """A downloader middleware that, when the third article arrives (before it is checked),
+    starts moving the index's slot to another master, half of its keys migrated at once and
+    the rest a second later, as ``redis-cli --cluster reshard`` does on a live cluster."""
+
+    move: SlotMove
+
+    def __init__(self, crawler) -> None:
+        self.crawler = crawler
+        self.articles = 0
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    def process_response(self, request, response):
+        if request.meta.get("dont_simhash"):
+            return response
+        self.articles += 1
+        if self.articles == 3:
+            self.move.begin(share=0.5)
+            timer = threading.Timer(1.0, self.move.finish)
+            timer.start()
+            self.crawler.signals.connect(timer.join, signals.spider_closed, weak=False)
+        return response
+
+
+@deferred_f_from_coro_f
+async def test_the_index_slot_resharded_mid_crawl_loses_nothing(
+    site, tmp_path, caplog, redis_cluster
+):
+    """While its slot moves to another master, the index answers no script (the source
+    redirects with ASK, the target says TRYAGAIN until it holds every key): the crawl's
+    pages wait, are checked once the slot has moved, and decide as without the move."""
+    caplog.set_level(logging.INFO)
+    key = f"crawl:{uuid.uuid4().hex}"
+    move = SlotMove(redis_cluster, f"{key}:site")
+    mover = type("Mover", (_SlotMover,), {"move": move})
+    settings = {
+        "DOWNLOADER_MIDDLEWARES": {**MIDDLEWARE["DOWNLOADER_MIDDLEWARES"], mover: 600},
+        **redis_settings(redis_cluster.url, key),
+        "SIMHASH_WORKERS": 0,
+    }
+    crawler = get_crawler(SiteSpider, settings)
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    stats = crawler.stats.get_stats()
+    with RedisIndex(redis_cluster.url, f"{key}:site") as index:
+        try:
+            with redis_cluster.nodes[0].client() as client:
+                slots = client.cluster("SLOTS")
+            owner = next(int(m[1]) for a, b, m, *_ in slots if a <= move.slot <= b)
+            assert owner == move.target.port  # the slot did move
+            stored = {m.key for m in index.items()}
+            assert index.verify() == []
+        finally:
+            index.drop()
+    assert stats["finish_reason"] == "finished"
+    assert "simhash/skipped/index_error" not in stats
+    assert stats["simhash/unique"] == 5 and stats["simhash/duplicate"] == 6
+    assert stored == {site.url(p) for p in ARTICLES}
+    messages = [r.getMessage() for r in caplog.records]
+    assert stats["simhash/index/errors"] >= 1  # the move was met, not missed
+    assert any("a call failed" in m for m in messages)
+    assert any("the server answers again" in m for m in messages)
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,8 @@ from scrapy_simhash.index.redis_client import redact
 from scrapy_simhash.index.redis_index import BATCH, RedisIndex, choose_field_bits
 from scrapy_simhash.text.signature import PageSignature
 
+from ._redis_server import SlotMove
+
 
 def test_all_keys_under_one_hash_tag_and_few_of_them(redis_server, key):
     with RedisIndex(redis_server.url, key, expected_size=10**7, drop_records=10) as ix:
@@ -501,25 +503,8 @@ def test_on_the_cluster(redis_cluster):
 
 
 def _move_slot(cluster, key: str) -> None:
-    """Reshard: the slot of index ``key`` moved to another master of ``cluster`` (its keys
-    migrated, then every node told the slot's new owner), as ``redis-cli --cluster reshard``
-    does."""
-    from redis.cluster import key_slot
-
-    slot = key_slot(f"{{{key}}}:meta".encode())
-    with cluster.nodes[0].client() as client:
-        owner = next(int(m[1]) for a, b, m, *_ in client.cluster("SLOTS") if a <= slot <= b)
-    source = next(node for node in cluster.nodes if node.port == owner)
-    target = next(node for node in cluster.nodes if node.port != owner)
-    with source.client() as src, target.client() as dst:
-        src_id, dst_id = src.cluster("MYID"), dst.cluster("MYID")
-        dst.cluster("SETSLOT", slot, "IMPORTING", src_id)
-        src.cluster("SETSLOT", slot, "MIGRATING", dst_id)
-        while keys := src.cluster("GETKEYSINSLOT", slot, 100):
-            src.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *keys)
-    for node in cluster.nodes:
-        with node.client() as client:
-            client.cluster("SETSLOT", slot, "NODE", dst_id)
+    """Reshard: the slot of index ``key`` moved to another master of ``cluster``."""
+    SlotMove(cluster, key).begin().finish()
 
 
 def test_pipelines_follow_the_index_to_another_master(redis_cluster):
