@@ -285,16 +285,11 @@ def test_two_scrapy_crawl_processes_share_one_index(tmp_path, redis_server, key)
     assert len(TITLES) == 5
 
 
-class _ServerStopper:
+class _OnThirdArticle:
     """A downloader middleware that the responses pass before the simhash middleware: it
-    shuts the Redis server (or every node of the cluster) down (SHUTDOWN, the AOF written)
-    when the third article arrives, before that article is checked, and starts it again
-    ``down_for`` seconds later (never when None). Stopping it from the spider instead would
-    race the checks: the middleware checks a page when it is downloaded, and the downloader
-    may run ahead of the spider."""
-
-    server: RedisServer | RedisClusterServers
-    down_for: float | None = 1.0
+    acts on the server when the third article arrives, before that article is checked
+    (acting from the spider instead would race the checks: the middleware checks a page when
+    it is downloaded, and the downloader may run ahead of the spider)."""
 
     def __init__(self, crawler) -> None:
         self.crawler = crawler
@@ -309,12 +304,31 @@ class _ServerStopper:
             return response
         self.articles += 1
         if self.articles == 3:
-            self.server.stop()
-            if self.down_for is not None:
-                timer = threading.Timer(self.down_for, _start_again, (self.server,))
-                timer.start()
-                self.crawler.signals.connect(timer.join, signals.spider_closed, weak=False)
+            self.act()
         return response
+
+    def act(self) -> None:
+        raise NotImplementedError
+
+    def later(self, delay: float, action, *args) -> None:
+        """``action(*args)`` ``delay`` seconds from now, joined when the spider closes."""
+        timer = threading.Timer(delay, action, args)
+        timer.start()
+        self.crawler.signals.connect(timer.join, signals.spider_closed, weak=False)
+
+
+class _ServerStopper(_OnThirdArticle):
+    """Shuts the Redis server (or every node of the cluster) down (SHUTDOWN, the AOF
+    written) at the third article, and starts it again ``down_for`` seconds later (never
+    when None)."""
+
+    server: RedisServer | RedisClusterServers
+    down_for: float | None = 1.0
+
+    def act(self) -> None:
+        self.server.stop()
+        if self.down_for is not None:
+            self.later(self.down_for, _start_again, self.server)
 
 
 def _start_again(server: RedisServer | RedisClusterServers) -> None:
@@ -386,31 +400,16 @@ async def test_a_server_restarted_mid_crawl_loses_nothing(site, tmp_path, caplog
         assert any("the server answers again" in m for m in messages)
 
 
-class _SlotMover:
-    """A downloader middleware that, when the third article arrives (before it is checked),
-    starts moving the index's slot to another master, half of its keys migrated at once and
-    the rest a second later, as ``redis-cli --cluster reshard`` does on a live cluster."""
+class _SlotMover(_OnThirdArticle):
+    """Starts moving the index's slot to another master at the third article, half of its
+    keys migrated at once and the rest a second later, as ``redis-cli --cluster reshard``
+    does on a live cluster."""
 
     move: SlotMove
 
-    def __init__(self, crawler) -> None:
-        self.crawler = crawler
-        self.articles = 0
-
-    @classmethod
-    def from_crawler(cls, crawler):
-        return cls(crawler)
-
-    def process_response(self, request, response):
-        if request.meta.get("dont_simhash"):
-            return response
-        self.articles += 1
-        if self.articles == 3:
-            self.move.begin(share=0.5)
-            timer = threading.Timer(1.0, self.move.finish)
-            timer.start()
-            self.crawler.signals.connect(timer.join, signals.spider_closed, weak=False)
-        return response
+    def act(self) -> None:
+        self.move.begin(share=0.5)
+        self.later(1.0, self.move.finish)
 
 
 @deferred_f_from_coro_f
