@@ -15,6 +15,8 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from .charset import detect
+
 logger = logging.getLogger(__name__)
 
 #: The options of every ``trafilatura.extract`` call besides ``url`` and ``fast``. The
@@ -130,7 +132,8 @@ def _binary_text(head: str) -> bool:
 def decode_html(data: bytes, encoding: str | None = None) -> str | None:
     """Decode an HTML body: byte-order mark, then the given (HTTP) encoding, then the page's
     declared ``<meta charset>``, then UTF-8; else the declared encoding that reads all but a
-    few stray bytes (replaced); else detection. ``None`` for a binary body (a body in UTF-16
+    few stray bytes (replaced); else the encoding the page's language suggests, windows-1252
+    or a detector's choice (:func:`.charset.detect`). ``None`` for a binary body (a body in UTF-16
     or UTF-32 without a byte-order mark is one, unless the given encoding names it).
 
     As browsers do, a ``<meta charset>`` naming UTF-16 or UTF-32 is read as UTF-8 (a page
@@ -157,10 +160,7 @@ def decode_html(data: bytes, encoding: str | None = None) -> str | None:
         text = data.decode(name, "replace")
         if text.count("\ufffd") <= STRAY_BYTES * len(text):
             return text
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(data[:65536]).best()
-    name = _lookup(best.encoding) if best else None
+    name = _lookup(detect(data))
     return data.decode(name or "utf-8", "replace")
 
 
