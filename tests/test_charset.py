@@ -138,3 +138,31 @@ def test_the_detector_answers_an_encoding_of_the_web_or_none():
         found = detect(data)
         assert found is None or codecs.lookup(found).name in _WEB
         assert decode_html(data) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "encoding"),
+    [
+        ("① 髙橋さんの記事", "shift_jis", "cp932"),  # circled digits, IBM kanji: Windows' Shift_JIS
+        ("① 髙橋さんの記事", "x-sjis", "cp932"),  # labels Python does not know
+        ("① 髙橋さんの記事", "windows-31j", "cp932"),
+        ("Fiyatı 5 € oldu", "iso-8859-9", "cp1254"),  # the euro sign at 0x80
+        ("“Quoted” — and dashed", "iso-8859-1", "cp1252"),
+    ],
+)
+def test_a_label_is_read_as_browsers_read_it(text, label, encoding):
+    """A label read in the superset browsers read it in (the Encoding Standard), where
+    Python's codec of that name cannot read a few of the page's characters (which, among
+    many it can read, were read as stray bytes)."""
+    filler = "記事" if encoding == "cp932" else "".join(c for c in text if c.isascii())
+    body = filler * 3000
+    html = f"<p>{text}</p><p>{body}</p>"
+    assert decode_html(html.encode(encoding), label) == html
+
+
+def test_an_ascii_label_on_other_bytes_is_no_label():
+    """A body labelled ASCII that holds other bytes is read as if unlabelled: as UTF-8 when
+    it is, else as its bytes read (a stray-byte reading of ASCII would lose each letter)."""
+    assert decode_html("<p>café “x”</p>".encode(), "us-ascii") == "<p>café “x”</p>"
+    latin = page(ENGLISH, "Ferry terminal opens", "en", LONG_HEAD)
+    assert decode_html(latin.encode("cp1252"), "us-ascii") == latin

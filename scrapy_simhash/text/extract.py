@@ -63,6 +63,25 @@ _NOT_PAGE_ENCODINGS = frozenset(
 )
 
 
+#: Labels of the Encoding Standard that Python's codecs do not know.
+_WEB_LABELS = {"windows-31j": "cp932", "x-sjis": "cp932", "x-euc-jp": "euc_jp", "x-gbk": "gbk"}
+#: Codecs whose labels browsers read in a superset (the Encoding Standard): GB2312 and GBK
+#: as GB18030; Latin-1 as windows-1252, whose C1 bytes are curly quotes, dashes and the
+#: euro sign; Latin-5 as windows-1254; Thai as windows-874; Shift_JIS as Windows' (circled
+#: digits, NEC and IBM kanji). An ASCII label stays ASCII: a body it does not read is read
+#: as if it had no label (a UTF-8 page so labelled is common).
+_AS_BROWSERS_READ = {
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "latin-1": "cp1252",
+    "iso8859-1": "cp1252",
+    "iso8859-9": "cp1254",
+    "tis-620": "cp874",
+    "iso8859-11": "cp874",
+    "shift_jis": "cp932",
+}
+
+
 def _lookup(name: str | bytes | None) -> str | None:
     """The Python codec of an encoding label, or None for a label that names none, or a
     codec that does not decode bytes to text (``base64``, ``hex``, ``zlib``, ``rot13``) or that
@@ -71,16 +90,14 @@ def _lookup(name: str | bytes | None) -> str | None:
         return None
     if isinstance(name, bytes):
         name = name.decode("ascii", "ignore")
+    label = name.strip().lower()
     try:
-        codec = codecs.lookup(name.strip().lower())
+        codec = codecs.lookup(_WEB_LABELS.get(label, label))
     except (LookupError, ValueError):  # unknown, or a label with a NUL in it
         return None
     if not getattr(codec, "_is_text_encoding", True) or codec.name in _NOT_PAGE_ENCODINGS:
         return None
-    # Browsers read pages labelled gb2312 / gbk as gb18030, its superset, and latin-1 as cp1252.
-    return {"gb2312": "gb18030", "gbk": "gb18030", "latin-1": "cp1252", "iso8859-1": "cp1252"}.get(
-        codec.name, codec.name
-    )
+    return _AS_BROWSERS_READ.get(codec.name, codec.name)
 
 
 def _strict(data: bytes, name: str) -> str | None:
@@ -157,6 +174,8 @@ def decode_html(data: bytes, encoding: str | None = None) -> str | None:
         if text is not None:
             return text
     for name in names:
+        if name == "ascii":  # a label that no non-ASCII byte can be stray from
+            continue
         text = data.decode(name, "replace")
         if text.count("\ufffd") <= STRAY_BYTES * len(text):
             return text
