@@ -57,6 +57,11 @@ CHINESE = [
     "官员在项目提出时曾称其为一场冒险，但码头如今的客流量已是旧码头的两倍，运营方对此十分满意。",
     "运营方发言人说，票价在明年春天之前保持不变，此后的调整将取决于燃油成本，而不是建设成本。",
 ]
+JAPANESE = [
+    "新しいフェリーターミナルが月曜日に開業し、最初の乗客は上のデッキにあるカフェが待った甲斐があったと話した。",
+    "計画が発表されたとき、当局はこれを無謀な賭けだと呼んだが、ターミナルは今では古い桟橋の二倍の客を運んでいる。",
+    "運航会社の広報担当者によると、運賃は来年の春まで据え置かれ、その後の改定は燃料費によって決まるという。",
+]
 
 
 def page(paras: list[str], title: str, lang: str | None, head: str = "") -> str:
@@ -83,6 +88,7 @@ CASES = [
     ("cs", CZECH, "Nový trajekt vyplul", "cp1250"),
     ("ru", RUSSIAN, "Новый паром", "cp1251"),
     ("zh", CHINESE, "新的渡轮码头启用", "gb18030"),
+    ("ja", JAPANESE, "新しいフェリーターミナル", "shift_jis"),
 ]
 
 
@@ -106,6 +112,8 @@ def test_a_page_of_no_label_is_read_in_its_encoding(lang, paras, title, encoding
         (POLISH, "Nowy prom wypłynął", "iso-8859-2"),
         (POLISH, "Nowy prom wypłynął", "cp1250"),
         (CHINESE, "新的渡轮码头启用", "gb18030"),
+        (JAPANESE, "新しいフェリーターミナル", "shift_jis"),
+        (JAPANESE, "新しいフェリーターミナル", "euc_jp"),
     ],
 )
 def test_a_page_that_names_no_language_either(paras, title, encoding):

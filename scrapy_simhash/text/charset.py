@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import re
 import unicodedata
+from collections import Counter
 
 #: Most bytes of a body that the tests read.
 SAMPLE_BYTES = 65536
@@ -68,6 +69,9 @@ _DEFAULTS = frozenset(
 )
 #: The share of a sample's non-ASCII characters that may look like another encoding's.
 ODD_SHARE = 0.02
+#: The share of a sample's non-ASCII letters that must be of one script (Japanese read as
+#: windows-1256 gives Arabic letters and Latin ones, about 7 to 3).
+SCRIPT_SHARE = 0.9
 #: The share of a Latin sample's letters and other characters that may be non-ASCII (the
 #: sample is the text around its non-ASCII bytes; Polish or Czech text holds a tenth).
 LATIN_SHARE = 0.5
@@ -122,9 +126,9 @@ def suggested(data: bytes) -> str | None:
 def reads_as(piece: bytes, name: str) -> bool:
     """Whether ``piece`` (a :func:`sample`) reads as text in encoding ``name``: every byte
     decoded, and few characters of the kind a wrong encoding makes (controls, unassigned
-    code points, a symbol inside a word; for CJK encodings, a character that is not CJK;
-    for Latin ones, more non-ASCII characters than ASCII letters, or long runs of accented
-    letters)."""
+    code points, a symbol inside a word, letters of several scripts; for CJK encodings, a
+    character that is not CJK; for Latin ones, more non-ASCII characters than ASCII letters,
+    or long runs of accented letters)."""
     codec = _codec(name)
     try:
         text = piece.decode(codec)
@@ -143,6 +147,9 @@ def reads_as(piece: bytes, name: str) -> bool:
         if ord(c) > 127 and _odd(text, i):
             odd += 1
     if odd > ODD_SHARE * len(chars):
+        return False
+    scripts = Counter(unicodedata.name(c, "?").split()[0] for c in chars if c.isalpha())
+    if scripts and max(scripts.values()) < SCRIPT_SHARE * scripts.total():
         return False
     if codec in _LATIN:
         ascii_letters = sum(1 for c in text if c.isascii() and c.isalpha())
