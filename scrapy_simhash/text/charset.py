@@ -78,8 +78,12 @@ LATIN_SHARE = 0.5
 #: The share of a Latin sample's non-ASCII letters that may stand in runs of 4 or more.
 RUN_SHARE = 0.2
 
-_LANG = re.compile(rb"""<html\b[^>]*?\blang\s*=\s*["']?\s*([a-zA-Z]{2,3}(?:[-_][a-zA-Z]{2,4})?)""",
-                   re.IGNORECASE)  # fmt: skip
+#: ``<html lang>``: its attributes read up to 1 KB, so that a page of many unclosed ``<html``
+#: costs linear time.
+_LANG = re.compile(
+    rb"""<html\b[^>]{0,1024}?\blang\s*=\s*["']?\s*([a-zA-Z]{2,3}(?:[-_][a-zA-Z]{2,4})?)""",
+    re.IGNORECASE,
+)
 _NON_ASCII = re.compile(rb"[\x80-\xff]+")
 #: Unicode categories of code points no text holds: controls, private use, unassigned.
 _NOT_TEXT = frozenset({"Cc", "Co", "Cn", "Cs"})
