@@ -276,6 +276,16 @@ def open_redis_index(config: SimhashConfig, spider: str) -> RedisIndex:
     return index
 
 
+def _slot_moving(exc: BaseException) -> str:
+    """What a cluster's ASK or TRYAGAIN means, said in the log: the index's slot is moving to
+    another master (a reshard), and no script runs until it has moved."""
+    from redis.exceptions import AskError, TryAgainError
+
+    if isinstance(exc, AskError | TryAgainError):
+        return ", as the index's slot moves to another master of the cluster"
+    return ""
+
+
 def report_remote(service_ref: weakref.ref[DedupService], event: str, *args: Any) -> None:
     """Log and count what the checks' thread tells, and stop the crawl when it gives up and
     ``SIMHASH_ON_INDEX_ERROR`` is ``"stop"`` (in the reactor thread; nothing once the service
@@ -292,9 +302,10 @@ def report_remote(service_ref: weakref.ref[DedupService], event: str, *args: Any
         service.stats.inc_value("simhash/index/errors")
         if delay is not None:
             logger.warning(
-                "Simhash index %s: a call failed (%s: %s); the pages waiting are checked again "
-                "in %g s (attempt %d of %d)",
-                where, type(exc).__name__, exc, delay, attempt, len(RETRY_DELAYS) + 1,
+                "Simhash index %s: a call failed (%s: %s)%s; the pages waiting are checked "
+                "again in %g s (attempt %d of %d)",
+                where, type(exc).__name__, exc, _slot_moving(exc), delay, attempt,
+                len(RETRY_DELAYS) + 1,
                 extra=extra,
             )  # fmt: skip
     elif event == "damaged":
