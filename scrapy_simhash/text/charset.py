@@ -17,6 +17,7 @@ import codecs
 import re
 import unicodedata
 from collections import Counter
+from typing import Any
 
 #: Most bytes of a body that the tests read.
 SAMPLE_BYTES = 65536
@@ -61,17 +62,22 @@ _WEB = frozenset(
         *(f"iso8859_{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)),
     )
 )  # fmt: skip
-#: The encodings that are a language's default (the table above, windows-1252, and the
-#: other labels of its CJK encodings): the detector's guess among these is preferred.
-_DEFAULTS = frozenset(
-    codecs.lookup(name).name
-    for name in (*_SUGGESTED.values(), "cp1252", "koi8_r", "shift_jis", "euc_jp", "gbk", "euc_kr")
-)
+_OTHER_DEFAULTS = ("cp1252", "cp1253", "koi8_r", "shift_jis", "euc_jp", "gbk", "euc_kr")
+#: The encodings that are a language's default (the table above, windows-1252 and -1253,
+#: KOI8-R, and the other labels of its CJK encodings): among the detector's guesses that it
+#: finds as little chaotic, these are preferred.
+_DEFAULTS = frozenset(codecs.lookup(name).name for name in (*_SUGGESTED.values(), *_OTHER_DEFAULTS))
+#: The detector's chaos (its share of odd characters) within which two guesses tie.
+CHAOS_TIE = 0.01
 #: The share of a sample's non-ASCII characters that may look like another encoding's.
 ODD_SHARE = 0.02
 #: The share of a sample's non-ASCII letters that must be of one script (Japanese read as
 #: windows-1256 gives Arabic letters and Latin ones, about 7 to 3).
 SCRIPT_SHARE = 0.9
+#: The share of a sample's cased non-ASCII letters that may be upper case, once there are
+#: :data:`CASED_MIN` of them.
+UPPER_SHARE = 0.5
+CASED_MIN = 20
 #: The share of a Latin sample's letters and other characters that may be non-ASCII (the
 #: sample is the text around its non-ASCII bytes; Polish or Czech text holds a tenth).
 LATIN_SHARE = 0.5
@@ -130,9 +136,9 @@ def suggested(data: bytes) -> str | None:
 def reads_as(piece: bytes, name: str) -> bool:
     """Whether ``piece`` (a :func:`sample`) reads as text in encoding ``name``: every byte
     decoded, and few characters of the kind a wrong encoding makes (controls, unassigned
-    code points, a symbol inside a word, letters of several scripts; for CJK encodings, a
-    character that is not CJK; for Latin ones, more non-ASCII characters than ASCII letters,
-    or long runs of accented letters)."""
+    code points, a symbol inside a word, letters of several scripts, mostly capitals; for
+    CJK encodings, a character that is not CJK; for Latin ones, more non-ASCII characters
+    than ASCII letters, or long runs of accented letters)."""
     codec = _codec(name)
     try:
         text = piece.decode(codec)
@@ -155,6 +161,10 @@ def reads_as(piece: bytes, name: str) -> bool:
     scripts = Counter(unicodedata.name(c, "?").split()[0] for c in chars if c.isalpha())
     if scripts and max(scripts.values()) < SCRIPT_SHARE * scripts.total():
         return False
+    upper = sum(1 for c in chars if c.isupper())
+    cased = upper + sum(1 for c in chars if c.islower())
+    if cased >= CASED_MIN and upper > UPPER_SHARE * cased:
+        return False  # text is mostly lower case: KOI8-R read as windows-1251 is not
     if codec in _LATIN:
         ascii_letters = sum(1 for c in text if c.isascii() and c.isalpha())
         if len(chars) > LATIN_SHARE * (ascii_letters + len(chars)):
@@ -188,28 +198,31 @@ def detect(data: bytes) -> str | None:
     """The Python codec to read ``data`` in, for a body that names no encoding and is not
     UTF-8: the encoding its language suggests, then windows-1252, each if the body reads as
     text in it; else the detector's guesses that are encodings of the web (a browser reads
-    no page in EBCDIC or a DOS code page): the first that reads as text if it is a CJK one,
-    else the first that reads as text and is a language's default (ISO-8859-2 before the
-    ISO-8859-3 or -10 that read a short Polish text as well), else the first that reads as
-    text, else its first; None when it has none."""
+    no page in EBCDIC or a DOS code page): the first that reads as text, or a language's
+    default that the detector finds as little chaotic (ISO-8859-2 before the ISO-8859-3 or
+    -10 that read a short Polish text as well; never among CJK encodings, which share their
+    kana and punctuation), else its first guess; None when it has none."""
     piece = sample(data)
     for name in dict.fromkeys(n for n in (suggested(data), "cp1252") if n):
         if reads_as(piece, name):
             return name
     from charset_normalizer import from_bytes
 
-    guesses: list[str] = []
+    matches: list[Any] = []
     # a sample cut by its size may end inside a character, which the detector refuses
     for cut in range(4 if len(piece) >= SAMPLE_BYTES else 1):
-        guesses = [m.encoding for m in from_bytes(piece[: len(piece) - cut])]
-        if guesses:
+        matches = list(from_bytes(piece[: len(piece) - cut]))
+        if matches:
             break
-    guesses = [name for name in guesses if _codec(name) in _WEB]
-    readable = [name for name in guesses if reads_as(piece, name)]
-    if readable and _codec(readable[0]) in _WIDE:
-        return readable[0]  # CJK encodings share their kana and punctuation: its order holds
-    common = [name for name in readable if _codec(name) in _DEFAULTS]
-    return next(iter(common or readable or guesses), None)
+    guesses = [(m.encoding, m.chaos) for m in matches if _codec(m.encoding) in _WEB]
+    readable = [(name, chaos) for name, chaos in guesses if reads_as(piece, name)]
+    if not readable:
+        return guesses[0][0] if guesses else None
+    first, least = readable[0]
+    if _codec(first) in _WIDE:
+        return first  # CJK encodings share their kana and punctuation: its order holds
+    tied = [name for name, chaos in readable if chaos <= least + CHAOS_TIE]
+    return next((name for name in tied if _codec(name) in _DEFAULTS), first)
 
 
 def _codec(name: str) -> str:
