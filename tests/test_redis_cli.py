@@ -392,7 +392,7 @@ def test_a_compact_stopped_midway_leaves_no_partial_index(redis_server, tmp_path
     client = redis_server.client()
     key = f"cli:{uuid.uuid4().hex}"
 
-    def loading() -> bool:  # the load is writing its staging keys (about 2 s of the copy)
+    def loading() -> bool:  # the load is writing its staging keys (over 1 s of the copy)
         return next(client.scan_iter(match=f"{{{key}}}:load:*", count=1000), None) is not None
 
     done = _terminate_when(["compact", str(source), redis_server.url, "--key", key], loading)
