@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections import Counter
 
@@ -402,14 +403,22 @@ async def test_a_server_restarted_mid_crawl_loses_nothing(site, tmp_path, caplog
 
 class _SlotMover(_OnThirdArticle):
     """Starts moving the index's slot to another master at the third article, half of its
-    keys migrated at once and the rest a second later, as ``redis-cli --cluster reshard``
-    does on a live cluster."""
+    keys migrated at once, and finishes the move once the crawl has met it (a call refused,
+    or 10 s at most), as ``redis-cli --cluster reshard`` does on a live cluster."""
 
     move: SlotMove
 
     def act(self) -> None:
         self.move.begin(share=0.5)
-        self.later(1.0, self.move.finish)
+        self.later(0.0, self.finish_when_met)
+
+    def finish_when_met(self) -> None:
+        deadline = time.monotonic() + 10
+        while not self.crawler.stats.get_value("simhash/index/errors"):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        self.move.finish()
 
 
 @deferred_f_from_coro_f
