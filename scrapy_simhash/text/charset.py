@@ -4,7 +4,7 @@ Browsers read such a page in the legacy encoding of their locale (windows-1252 i
 the HTML standard's table of suggested defaults). A crawler has no locale, but the page
 often says its language (``<html lang>``); so the page is tried in the encoding that
 language suggests, then in windows-1252, each kept only if its bytes read as text of that
-kind. Otherwise a detector decides (``charset_normalizer``, which trafilatura brings).
+kind. Otherwise a detector decides (``charset_normalizer``).
 
 Every test reads a sample of the body, its non-ASCII bytes with a little ASCII around
 them (at most :data:`SAMPLE_BYTES`), since a page's first bytes are mostly markup and
