@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 
 from _corpus import load_pages, require_corpus  # noqa: E402
 
-from scrapy_simhash.text.extract import _lookup, decode_html  # noqa: E402
+from scrapy_simhash.text.decode import codec_of, decode_html  # noqa: E402
 
 LEGACY = {
     "pl": ("iso-8859-2", "cp1250"),
@@ -49,7 +49,7 @@ def detector_alone(data: bytes) -> str:
     from charset_normalizer import from_bytes
 
     best = from_bytes(data[:65536]).best()
-    name = _lookup(best.encoding) if best else None
+    name = codec_of(best.encoding) if best else None
     return data.decode(name or "utf-8", "replace")
 
 

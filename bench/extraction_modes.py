@@ -27,7 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import load_pages, require_corpus
 
 from scrapy_simhash import Fingerprinter
-from scrapy_simhash.text.extract import TRAFILATURA_OPTIONS, _drop_title_line, decode_html
+from scrapy_simhash.text.decode import decode_html
+from scrapy_simhash.text.extract import TRAFILATURA_OPTIONS
+from scrapy_simhash.text.headings import drop_title_line
 from scrapy_simhash.text.signature import DEFAULT_RULE, page_signature
 
 
@@ -61,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     changed = {g: [0, 0, 0] for g in groups}  # same text, another but near, another and not
     for i, (page, html) in enumerate(pages):
         extracted = (texts[i, False], texts[i, True])
-        before, after = (_drop_title_line(t, html) if t else None for t in extracted)
+        before, after = (drop_title_line(t, html) if t else None for t in extracted)
         if before == after:
             changed[page.group][0] += 1
             continue

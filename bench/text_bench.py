@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from scrapy_simhash import extract_text, page_signature
-from scrapy_simhash.text.extract import page_title
+from scrapy_simhash.text.headings import page_title
 from scrapy_simhash.text.wrap import join_continued, unwrap
 
 _OLD_TITLE = re.compile(r"<(title|h1)\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)

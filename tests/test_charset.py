@@ -10,7 +10,7 @@ import pytest
 
 from scrapy_simhash import extract_text
 from scrapy_simhash.text.charset import _WEB, SAMPLE_BYTES, detect, reads_as, sample
-from scrapy_simhash.text.extract import decode_html
+from scrapy_simhash.text.decode import decode_html
 
 ENGLISH = [
     "The harbour’s new ferry terminal — delayed twice by storms — opened on Monday, and the "

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scrapy_simhash import Fingerprinter, extract_text, simhash
-from scrapy_simhash.text.extract import _elements, decode_html, page_title
+from scrapy_simhash.text.decode import decode_html
+from scrapy_simhash.text.headings import _elements, page_title
 
 PARAS = [
     "The city council voted on Tuesday to expand the public library network with three new "
@@ -302,7 +303,7 @@ def test_a_title_or_headline_of_many_unclosed_tags_reads_as_a_regular_expression
     is read in one pass, its tags removed as ``<[^>]*>`` removes them (each ``<`` read the
     rest of the element before that expression failed: 2.7 s for a title of 64 KB, a minute
     for an <h1> of 200 KB)."""
-    from scrapy_simhash.text.extract import _headings
+    from scrapy_simhash.text.headings import headings
 
     tags = re.compile(r"<[^>]*>")
     head, tail = "A <b>bold</b> title < and <i x=1>more", " and its end"
@@ -312,8 +313,8 @@ def test_a_title_or_headline_of_many_unclosed_tags_reads_as_a_regular_expression
     html = f"<title>{title_html}</title><h1>{head + '<' * 300_000 + tail}</h1><p>x</p>"
     assert page_title(html) == page_title(html.encode("utf-8")) == title
     heading = "a bold title more and its end"  # ("< and <i x=1>": one tag)
-    assert _headings(html) == [heading, heading]
-    assert _headings("<h1>a <b>c</b> < d > e <f</h1>") == ["a c e f"]
+    assert headings(html) == [heading, heading]
+    assert headings("<h1>a <b>c</b> < d > e <f</h1>") == ["a c e f"]
 
 
 def test_trafilatura_says_a_page_has_no_article_at_debug_only(caplog) -> None:

@@ -33,8 +33,8 @@ from twisted.internet.threads import deferToThread
 
 from ..index import STORAGE_ERRORS, DamagedIndexError, IndexMismatchError, SimhashIndex
 from ..index.redis_client import redis_errors
-from ..text.extract import page_title
 from ..text.fingerprint import hamming
+from ..text.headings import page_title
 from ..text.signature import PageSignature
 from .config import SimhashConfig, simhash_enabled
 from .pages import PageOptions, PageWork, Result, describe

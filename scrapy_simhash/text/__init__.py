@@ -1,6 +1,9 @@
 """The text side: a page's main text, its words, and its 64-bit fingerprint.
 
-* :mod:`.extract`: the main text of an HTML page (trafilatura), with the page's encoding found;
+* :mod:`.extract`: the main text of an HTML page (trafilatura);
+* :mod:`.decode` and :mod:`.charset`: a body's bytes read as text, in the encoding it names or
+  the one found for it;
+* :mod:`.headings`: a page's title, and an extracted first line that only repeats it;
 * :mod:`.segment` and :mod:`.lexicon`: words, jieba's dictionary words for Chinese, stop words;
 * :mod:`.chrome`: the lines of a text that site chrome forms, left out before the words;
 * :mod:`.wrap`: hard-wrapped lines, and a paragraph's lines broken in its HTML source, read
