@@ -165,18 +165,36 @@ def test_reset_on_redis_takes_the_index_key_only():
         )
 
 
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:s3cret-pw@127.0.0.1:{port}/0", "redis://:***@127.0.0.1:{port}/0"),
+        # redis-py's other form (the only one of a unix socket's URL): it was shown whole
+        (
+            "redis://127.0.0.1:{port}/0?password=s3cret-pw",
+            "redis://127.0.0.1:{port}/0?password=***",
+        ),
+    ],
+)
 @deferred_f_from_coro_f
-async def test_the_password_never_reaches_the_log(site, tmp_path, caplog):
+async def test_the_password_never_reaches_the_log(site, tmp_path, caplog, url, shown):
     caplog.set_level(logging.DEBUG)
     with RedisServer(tmp_path / "redis") as server, server.client() as client:
         client.config_set("requirepass", "s3cret-pw")
-        url = f"redis://:s3cret-pw@127.0.0.1:{server.port}/0"
+        url, shown = url.format(port=server.port), shown.format(port=server.port)
         settings = {**MIDDLEWARE, "SIMHASH_REDIS_URL": url, "SIMHASH_REDIS_KEY": "pw"}
         result = await crawl(settings, tmp_path, site)
         assert result.simhash["simhash/unique"] == 5
         text = caplog.text + repr(result.stats)
         assert "s3cret-pw" not in text
-        assert f"Simhash index redis://:***@127.0.0.1:{server.port}/0 pw: 0 entries" in text
+        assert f"Simhash index {shown} pw: 0 entries" in text
+
+
+def test_a_password_in_the_query_is_hidden():
+    assert redact("unix:///run/redis.sock?db=2&password=s3cret&x=1") == (
+        "unix:///run/redis.sock?db=2&password=***&x=1"
+    )
+    assert redact("redis://u:pw@h:1/0?PASSWORD=s3cret") == "redis://u:***@h:1/0?PASSWORD=***"
 
 
 @deferred_f_from_coro_f

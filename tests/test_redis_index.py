@@ -4,6 +4,7 @@ eviction refused, copies to and from LMDB."""
 from __future__ import annotations
 
 import random
+import re
 import struct
 import threading
 import uuid
@@ -95,6 +96,109 @@ def test_other_parameters_are_refused(redis_server, key):
         RedisIndex(redis_server.url, key)
     with RedisIndex(redis_server.url, key, max_distance=4, reset=True) as ix:
         assert ix.max_distance == 4
+
+
+def test_an_index_whose_meta_was_lost_is_refused_not_created_anew(redis_server, key):
+    """The meta key deleted (a ``DEL``, an eviction) and the other keys left: an open used to
+    write a new meta over them, with the parameters asked for (k=4 here, and another layout),
+    and read the old tables as the new layout's; a page 2 bits from a stored one was then
+    stored as new. Now every open refuses it, naming the lost key and how to empty it, and
+    writes nothing; a reset empties it."""
+    tag = f"{{{key}}}"
+    with RedisIndex(redis_server.url, key) as ix:
+        ix.insert_many((i * 0x9E3779B97F4A7C15 % 2**64, f"k{i}", {}) for i in range(50))
+    with redis_server.client() as client:
+        client.delete(f"{tag}:meta")
+        before = sorted(client.keys(f"{tag}*"))
+        lost = rf"has lost its meta key {re.escape(tag)}:meta .*SIMHASH_RESET naming '{key}'"
+        for options in [{}, {"max_distance": 4, "expected_size": 10**8}, {"readonly": True}]:
+            with pytest.raises(DamagedIndexError, match=lost):
+                RedisIndex(redis_server.url, key, **options)
+        assert sorted(client.keys(f"{tag}*")) == before  # nothing written
+    with RedisIndex(redis_server.url, key, max_distance=4, reset=True) as ix:
+        assert len(ix) == 0 and ix.max_distance == 4
+        ix.insert(7, "a")
+    with RedisIndex(redis_server.url, key) as ix:
+        assert list(ix) == ["a"] and ix.verify() == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("created", None, r"bad meta \('created'\)"),
+        ("max_distance", b"\xff\xfe", r"bad meta \(not UTF-8\)"),
+    ],
+)
+def test_a_meta_missing_a_field_or_not_text_is_bad_meta(redis_server, key, field, value, said):
+    """A meta without its token, or with a value that is not UTF-8: refused as bad meta (an
+    IndexMismatchError, which the crawl and the command line say in one line), not a
+    KeyError or a UnicodeDecodeError."""
+    RedisIndex(redis_server.url, key).close()
+    with redis_server.client() as client:
+        if value is None:
+            client.hdel(f"{{{key}}}:meta", field)
+        else:
+            client.hset(f"{{{key}}}:meta", field, value)
+    with pytest.raises(IndexMismatchError, match=said):
+        RedisIndex(redis_server.url, key)
+
+
+@pytest.mark.parametrize("change", ["cut", "grown"])
+def test_a_table_bucket_not_whole_values_is_damage_and_nothing_is_written(
+    redis_server, key, change
+):
+    """A bucket of a table cut short or grown by a byte (no checksum guards a bucket): every
+    call that reads it reports damage (DamagedIndexError, which a crawl counts as a page
+    unchecked), not a Lua error on the missing bytes (a ResponseError, which a crawl took for
+    the server failing and stopped on, after its retries); an insert is refused before it
+    writes anything."""
+    tag = f"{{{key}}}"
+    stored = 0x0123456789ABCDEF
+    with RedisIndex(redis_server.url, key) as ix, redis_server.client() as client:
+        ix.insert_many([(stored, "a", {}), (stored ^ 0xFF00, "b", {})])
+        [(field, bucket)] = client.hgetall(f"{tag}:t00").items()
+        client.hset(f"{tag}:t00", field, bucket[:-1] if change == "cut" else bucket + b"\0")
+        keys = sorted(client.keys(f"{tag}*"))
+        contents = {name: client.hgetall(name) for name in keys}
+        near = stored ^ 0b11
+        calls = [
+            lambda: ix.probe(near),
+            lambda: ix.query(near),
+            lambda: ix.decide(near),
+            lambda: ix.check_and_insert(near, "c"),
+            lambda: ix.check_and_insert_many([(near, "d", {})]),
+            lambda: ix.insert(near, "e"),
+        ]
+        for call in calls:
+            with pytest.raises(DamagedIndexError, match="a bucket of table 0 holds"):
+                call()
+        assert {name: client.hgetall(name) for name in keys} == contents
+        size = len(bucket) - 1 if change == "cut" else len(bucket) + 1
+        assert f"table 0 bucket {field.hex()} has {size} bytes" in ix.verify()
+
+
+def test_a_count_in_meta_that_is_not_a_number_is_damage_before_any_write(redis_server, key):
+    """The meta's count of fingerprints changed to text: a check used to store the page,
+    then fail on the count (Redis undoes nothing of a failed script), so a crawl retrying
+    it was told it failed while its page was in. Now it is refused before anything is
+    written."""
+    tag = f"{{{key}}}"
+    with RedisIndex(redis_server.url, key, drop_records=10) as ix, redis_server.client() as c:
+        ix.insert(1, "a")
+        for field in ("fingerprints", "drops_seq"):
+            c.hset(f"{tag}:meta", field, "abc")
+            keys = sorted(c.keys(f"{tag}*"))
+            contents = {name: c.hgetall(name) for name in keys if name != f"{tag}:meta".encode()}
+            for call in [
+                lambda: ix.check_and_insert(1 << 40, "b"),  # stored
+                lambda: ix.check_and_insert(3, "c"),  # dropped, with a record
+                lambda: ix.insert(1 << 41, "d"),
+            ]:
+                with pytest.raises(DamagedIndexError, match="a count that is not a number"):
+                    call()
+            assert sorted(c.keys(f"{tag}*")) == keys
+            assert {name: c.hgetall(name) for name in keys if name in contents} == contents
+            c.hset(f"{tag}:meta", field, "1")
 
 
 def test_a_layout_of_more_tables_than_an_index_holds_is_refused_before_any_key(redis_server, key):

@@ -4,12 +4,22 @@ password hidden). redis-py is imported only when a server is used (the ``redis``
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+#: A password given in the URL's query (``unix:///run/redis.sock?password=...``, as redis-py
+#: reads it).
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+
 
 def redact(url: str) -> str:
-    """``url`` with its password replaced by ``***`` (for logs and ``info``)."""
+    """``url`` with its password, in the user information or the query, replaced by ``***``
+    (for logs and ``info``)."""
+    return _QUERY_PASSWORD.sub(r"\1***", _userinfo_redacted(url))
+
+
+def _userinfo_redacted(url: str) -> str:
     parts = urlsplit(url)
     if parts.password is None:
         # A password holding '/', '?' or '#' (not percent-encoded) ends what urlsplit takes

@@ -180,8 +180,11 @@ _DROPPING = 7
 SCRIPT = resources.files(__package__).joinpath("redis_script.lua").read_text()
 #: Writes a new index's meta (KEYS[1]) from field, value arguments unless it exists: 1 if
 #: written.
+#: KEYS: meta, then the index's other keys. The answer: 1 when created, 0 when another process
+#: created the index first, -1 when its meta is missing but other keys of it are there.
 _CREATE_META = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', unpack(KEYS, 2)) > 0 then return -1 end
 redis.call('HSET', KEYS[1], unpack(ARGV))
 return 1
 """
@@ -336,11 +339,13 @@ class RedisIndex(IndexFace):
         numbers: bool | None,
     ) -> None:
         stored = self._read_meta()
-        if stored and reset:
+        if reset and (stored or self._leftovers()):
             self.drop()
             logger.info("reset index %s", self.path)
             stored = {}
         if not stored:
+            if self._leftovers():
+                raise self._meta_lost()
             if not self._create:
                 raise ValueError(f"no index at {self.path}")
             k = DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
@@ -352,7 +357,7 @@ class RedisIndex(IndexFace):
         self.numbers = stored.get("numbers", "1") == "1"
         self.max_distance = self.layout.max_distance
         self._split = _Split(int(stored["field_bits"]))
-        self._token = stored["created"]
+        self._token = stored["created"]  # (present: _check_meta asks for it)
         self._tables = [f"{{{self.key}}}:t{i:02d}" for i in range(self.layout.tables)]
         self._keys = [self._meta, self._docs, self._fps, self._sigs, self._sents,
                       self._drops, self._dseq, self._dkept, self._reps, *self._tables]  # fmt: skip
@@ -371,7 +376,30 @@ class RedisIndex(IndexFace):
 
     def _read_meta(self) -> dict[str, str]:
         raw = self.client.hgetall(self._meta)
-        return {bytes(k).decode(): bytes(v).decode() for k, v in raw.items()}
+        try:
+            return {bytes(k).decode(): bytes(v).decode() for k, v in raw.items()}
+        except UnicodeDecodeError:
+            raise IndexMismatchError(f"index {self.path}: bad meta (not UTF-8)") from None
+
+    def _other_keys(self) -> list[str]:
+        """Every key the index may hold besides its meta."""
+        tables = [f"{{{self.key}}}:t{i:02d}" for i in range(MAX_TABLES)]
+        return [self._docs, self._fps, self._sigs, self._sents, self._drops, self._dseq,
+                self._dkept, self._reps, *tables]  # fmt: skip
+
+    def _leftovers(self) -> int:
+        """How many keys of the index there are besides its meta."""
+        return int(self.client.exists(*self._other_keys()))
+
+    def _meta_lost(self) -> DamagedIndexError:
+        """An index whose meta is gone (a ``DEL``, an eviction) but not its other keys: its
+        parameters (k, the tables' layout, the bucket split) are lost with it, and a new meta
+        would read its tables wrong."""
+        return DamagedIndexError(
+            f"index {self.path} has lost its meta key {self._meta} (its parameters) but still "
+            f"holds {self._leftovers()} of its other keys: it cannot be read. Empty it "
+            f"(SIMHASH_RESET naming {self.key!r}; RedisIndex(reset=True)) or delete its keys"
+        )
 
     def _create_meta(self, layout: Layout, field_bits: int, numbers: bool) -> dict[str, str]:
         """Write a new index's meta unless another process wrote one first; the meta."""
@@ -388,7 +416,11 @@ class RedisIndex(IndexFace):
         # Whole, in one script: of processes creating the index at once, one writes its meta,
         # and no process reads a meta half written.
         fields = [part for item in meta.items() for part in item]
-        if self.client.register_script(_CREATE_META)(keys=[self._meta], args=fields):
+        keys = [self._meta, *self._other_keys()]
+        created = self.client.register_script(_CREATE_META)(keys=keys, args=fields)
+        if created == -1:
+            raise self._meta_lost()
+        if created:
             logger.debug("created index %s: %s, %d field bits", self.path, layout, field_bits)
             return meta
         return self._read_meta()  # another process's, whole
@@ -416,6 +448,8 @@ class RedisIndex(IndexFace):
                 )
             on_server = Layout.from_json(stored["layout"])
             bits = int(stored["field_bits"])
+            if not stored.get("created"):
+                raise KeyError("created")
         except (KeyError, ValueError) as exc:
             if isinstance(exc, IndexMismatchError):
                 raise
@@ -435,9 +469,7 @@ class RedisIndex(IndexFace):
         """Delete every key of the index, in one command: a script another process runs
         meanwhile meets the index whole or finds it gone (never its meta over emptied
         keys, where it would write a page into the index that follows)."""
-        tables = [f"{{{self.key}}}:t{i:02d}" for i in range(MAX_TABLES)]
-        self.client.unlink(self._meta, self._docs, self._fps, self._sigs, self._sents,
-                           self._drops, self._dseq, self._dkept, self._reps, *tables)  # fmt: skip
+        self.client.unlink(self._meta, *self._other_keys())
 
     # -- the script ------------------------------------------------------------------------
 

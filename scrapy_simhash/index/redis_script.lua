@@ -18,8 +18,16 @@
 --       and the rule's code, 18 bytes; else '') and the page's site (8 bytes, or '').
 -- The answer: one per item, in order.
 local mode = ARGV[1]
-if redis.call('HGET', KEYS[1], 'created') ~= ARGV[2] then
+local META = redis.call('HMGET', KEYS[1], 'created', 'fingerprints', 'drops_seq')
+if META[1] ~= ARGV[2] then
   return redis.error_reply('SIMHASHCHANGED the index was reset, replaced or lost (a server restarted without persistence) since it was opened')
+end
+-- the counts the modes that write add to (HINCRBY), read before anything is written: a script
+-- that failed midway would leave what it wrote (Redis undoes nothing)
+for j = 2, 3 do
+  if META[j] and not string.match(META[j], '^%-?%d+$') then
+    return redis.error_reply('SIMHASHDAMAGED the index meta holds a count that is not a number')
+  end
 end
 local docs, fps, sigs, sents = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local drops, dseq, dkept, reps = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
@@ -55,9 +63,10 @@ local function tail(b, p)
   for j = p + 4, p + w - 1 do t = t * 256 + byte(b, j) end
   return t
 end
--- first position (0-based) in the bucket whose value is >= (h, t), by bisection
+-- first position (0-based) in the bucket whose value is >= (h, t), by bisection (among its
+-- whole values: a bucket cut short is damage, which probe and whole_buckets report)
 local function position(b, h0, t0)
-  local lo, hi = 0, #b / w
+  local lo, hi = 0, floor(#b / w)
   while lo < hi do
     local mid = floor((lo + hi) / 2)
     local p = mid * w + 1
@@ -84,12 +93,21 @@ local function load_item(b)
   end
 end
 
--- every stored value within k of the query: {table, value, distance}, table 0-based
+-- the damage a bucket is that does not hold whole values of w bytes (no checksum guards a
+-- bucket: this is what a bucket cut short or grown shows)
+local function damaged_bucket(i, b)
+  return redis.error_reply('SIMHASHDAMAGED a bucket of table ' .. (i - 1) .. ' holds ' .. #b
+    .. ' bytes, not whole values of ' .. w)
+end
+
+-- every stored value within k of the query: {table, value, distance}, table 0-based; an
+-- error for a damaged bucket
 local function probe()
   local out = {}
   for i = 1, n do
     local b = redis.call('HGET', KEYS[T + i], F[i])
     BK[i] = b
+    if b and #b % w ~= 0 then return damaged_bucket(i, b) end
     if b then
       local q = Q[i]
       local q1, q2, q3, q4, q5, q6, q7, q8 = byte(q, 1, w)
@@ -230,7 +248,9 @@ end
 -- every stored document within k: a flat list of record, distance
 local function query()
   local out = {}
-  documents(probe(), function(_, data, d)
+  local found = probe()
+  if found.err then return found end
+  documents(found, function(_, data, d)
     out[#out + 1] = data
     out[#out + 1] = d
   end)
@@ -420,6 +440,7 @@ end
 -- document (but docid) the page is a near duplicate of (its signature by the sentence rule),
 -- or nil
 local function decide(found)
+  if found.err then return found end
   local page = nil
   if signature ~= '' then
     page = parsed(signature)
@@ -734,8 +755,18 @@ local function store()
   redis.call('HINCRBY', KEYS[1], 'fingerprints', 1)
   return {0, 1}
 end
+-- read the item's buckets ahead of its insert (no probe read them), each checked whole: a
+-- damaged one is refused before anything is written
+local function whole_buckets()
+  for i = 1, n do
+    local b = redis.call('HGET', KEYS[T + i], F[i])
+    if b and #b % w ~= 0 then return damaged_bucket(i, b) end
+    BK[i] = b
+  end
+  return nil
+end
 function MODES.insert()
-  local refused = changed()
+  local refused = changed() or whole_buckets()
   if refused then return refused end
   return store()
 end
