@@ -6,6 +6,7 @@ import errno
 import io
 import json
 import os
+import random
 import re
 import resource
 import shutil
@@ -618,6 +619,54 @@ def test_fingerprint_counts_numbers_and_reads_bad_utf8(capsys, tmp_path):
     rows = run_json(capsys, "fingerprint", str(priced), str(broken))
     assert isinstance(rows, list)
     assert [row["fingerprint"] for row in rows] == [f"{_fp(PRICED):016x}", f"{_fp(replaced):016x}"]
+
+
+def test_fingerprint_of_a_binary_file_is_not_text(capsys, tmp_path):
+    """A file of binary bytes given as text has no fingerprint, with the reason (it used to
+    be signed as replacement characters and whatever letters the bytes held)."""
+    binary = tmp_path / "image.bin"
+    binary.write_bytes(random.Random(1).randbytes(50_000))
+    text = tmp_path / "article.txt"
+    text.write_text(ARTICLE, encoding="utf-8")
+    rows = run_json(capsys, "fingerprint", str(binary), str(text))
+    assert isinstance(rows, list)
+    assert [(row["fingerprint"], row["reason"]) for row in rows] == [
+        (None, "not text (binary bytes)"),
+        (f"{_fp(ARTICLE):016x}", None),
+    ]
+
+
+def test_an_index_whose_path_is_not_utf8_is_read_and_copied(capsys, tmp_path):
+    """A folder name of bytes that are not UTF-8 (read from a listing of an old disk): the
+    index opens and copies (py-lmdb encoded a str path strictly, and failed on it)."""
+    folder = os.fsdecode(os.fsencode(str(tmp_path)) + b"/index-\xff")
+    copy = os.fsdecode(os.fsencode(str(tmp_path)) + b"/copy-\xe9")
+    with SimhashIndex(folder) as index:
+        index.insert(_fp(ARTICLE), "https://example.com/a")
+    assert run_json(capsys, "info", folder)["entries"] == 1
+    code, out, err = run(capsys, "info", folder)  # capsys's stream is strict UTF-8
+    assert (code, err) == (0, "") and "index-\\udcff\n" in out
+    code, _, err = run(capsys, "compact", folder, copy)
+    assert code == 0, err
+    with SimhashIndex(copy, readonly=True) as index:
+        assert list(index) == ["https://example.com/a"]
+
+
+def test_a_closed_standard_output_is_said_in_one_line(tmp_path):
+    """Started with its standard output closed (``>&-``): one line on stderr, exit 1 (it
+    was a traceback within a traceback, of writing to None)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "scrapy_simhash", "fingerprint", "-"],
+        input="x",
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: os.close(1),
+        timeout=120,
+    )
+    assert (done.returncode, done.stderr) == (
+        1,
+        "scrapy-simhash: error: the standard output is closed\n",
+    )
 
 
 def test_lookup_of_a_file_signs_it_as_the_index_was_signed(capsys, tmp_path):

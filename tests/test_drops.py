@@ -441,6 +441,13 @@ def test_explain_answers_for_a_dropped_url(capsys, crawled):
     )
 
 
+def test_explain_of_a_dropped_url_checks_k_as_for_a_kept_one(capsys, crawled):
+    """``-k`` past the index's k is refused for a dropped URL too (it was ignored there)."""
+    for url in ("https://c.example/copy", "https://a.example/story"):
+        code, out, err = cli(capsys, "explain", crawled, url, "-k", "99")
+        assert (code, out) == (1, "") and "-k must be between 0 and 3" in err
+
+
 def test_a_drop_record_shows_its_url_field_only_where_it_is_not_the_key(capsys, tmp_path):
     """A crawl's records hold the page's URL, which is the key: output leaves it out there;
     a ``url`` that is not the key, and any other field equal to the key, are shown."""

@@ -18,6 +18,7 @@ import lmdb
 
 from ..index import Drop, Group, Match, SimhashIndex
 from ..index.records import signed
+from ..text.decode import looks_binary
 from ..text.extract import extract_text
 from ..text.fingerprint import Fingerprinter
 from ..text.signature import PageSignature, page_signature
@@ -299,6 +300,7 @@ def _dropped_by_sentences(index: SimhashIndex, url: str) -> Match | None:
 def cmd_explain(args: argparse.Namespace, out: Output) -> int:
     _check_url(args.url, "URL")
     with open_index(args.index) as index:
+        k = _distance(index, args.k)  # (checked for a dropped page too)
         entry = index.get(args.url)
         if entry is None:
             drop = index.dropped(args.url)
@@ -306,7 +308,6 @@ def cmd_explain(args: argparse.Namespace, out: Output) -> int:
                 raise _not_stored(args)
             _explain_drop(drop, out)
             return 0
-        k = _distance(index, args.k)
         near = [m for m in index.query(entry.fingerprint, k) if m.key != entry.key]
         copies = index.drops_of(entry.key)
     obj = {
@@ -423,6 +424,8 @@ def _sign_file(
         raise CliError(f"no such file: {path}") from None
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not html and looks_binary(data):
+        return None, 0, "not text (binary bytes)"
     text = extract_text(data) if html else data.decode("utf-8", errors="replace")
     if text is None:
         return None, 0, "no main text"

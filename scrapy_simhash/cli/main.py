@@ -218,6 +218,10 @@ def main(
     inside a project: a spider's name becomes its index; it raises :class:`CliError` with a
     message for the user). Errors start with ``prog``, the program the user ran.
     """
+    if sys.stdout is None:  # started with its standard output closed (`>&-`)
+        if sys.stderr is not None:
+            sys.stderr.write(f"{prog}: error: the standard output is closed\n")
+        return 1
     parser = build_parser(prog, spiders=locate is not None)
     try:
         args, extra = parser.parse_known_args(argv)

@@ -91,6 +91,15 @@ class Output:
             with contextlib.suppress(AttributeError, ValueError):  # not a text file
                 self.stream.reconfigure(errors="backslashreplace")  # type: ignore[attr-defined]
 
+    def _json(self, obj: Any, indent: int | None = None) -> str:
+        """``obj`` as JSON: as UTF-8 text where the stream writes it, with ``\\u`` escapes
+        where it does not, or where ``obj`` holds a lone surrogate (a file name's byte that is
+        not UTF-8), which no UTF-8 stream writes."""
+        text = json.dumps(obj, indent=indent, ensure_ascii=not self.utf)
+        if self.utf and not text.isascii() and _SURROGATE.search(text):
+            text = json.dumps(obj, indent=indent, ensure_ascii=True)
+        return text
+
     def write_rows(self, columns: list[tuple[str, int]], rows: Iterable[dict[str, Any]]) -> int:
         """Every row (a dict with at least the ``columns`` keys); ``columns`` gives each table
         column's name and width (the last width is ignored). Returns the number of rows."""
@@ -106,23 +115,21 @@ class Output:
         if self.fmt == "json":
             out.write("[")
             for row in rows:
-                out.write(
-                    ("," if count else "") + "\n  " + json.dumps(row, ensure_ascii=not self.utf)
-                )
+                out.write(("," if count else "") + "\n  " + self._json(row))
                 count += 1
             out.write("\n]\n" if count else "]\n")
             return count
         for row in rows:
-            out.write(json.dumps(row, ensure_ascii=not self.utf) + "\n")
+            out.write(self._json(row) + "\n")
             count += 1
         return count
 
     def write_object(self, obj: dict[str, Any], lines: list[tuple[str, Any]]) -> None:
         """One object: ``obj`` as JSON, or ``lines`` as ``label: value`` in a table."""
         if self.fmt == "json":
-            self.stream.write(json.dumps(obj, indent=2, ensure_ascii=not self.utf) + "\n")
+            self.stream.write(self._json(obj, indent=2) + "\n")
         elif self.fmt == "jsonl":
-            self.stream.write(json.dumps(obj, ensure_ascii=not self.utf) + "\n")
+            self.stream.write(self._json(obj) + "\n")
         else:
             width = max((len(label) for label, _ in lines), default=0) + 2
             for label, value in lines:
@@ -148,7 +155,10 @@ def writes_all(stream: TextIO) -> bool:
 #: Characters a terminal acts on rather than shows: C0 and C1 controls (escape sequences that
 #: recolour, clear or retitle it) and the bidirectional overrides and isolates (which reorder
 #: what follows). A page's title or URL comes from the site crawled.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+#: Lone surrogates, the bytes of a file name that are not UTF-8, are written as escapes too: a
+#: UTF-8 stream cannot write them.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def printable(text: str) -> str:

@@ -113,7 +113,7 @@ def acquire(path: str, readonly: bool, map_size: int, sync: bool = True) -> Shar
             shared.refs += 1
             return shared
         env = lmdb.open(
-            key,
+            os.fsencode(key),  # (a str is encoded strictly: a file name not UTF-8 would fail)
             map_size=map_size,
             max_dbs=MAX_DBS,
             readonly=readonly,
@@ -304,7 +304,7 @@ class LmdbStorage:
         }
 
     def copy(self, dest: str) -> None:
-        self.env.copy(dest, compact=True)
+        self.env.copy(os.fsencode(dest), compact=True)
 
     def check_and_insert(self, request: Any) -> Any:
         raise NotImplementedError("LMDB's write transactions make check-and-insert atomic")
