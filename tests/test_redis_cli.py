@@ -164,6 +164,31 @@ def test_remove_and_verify(capsys, redis_server, key):
         assert len(index) == 2 and B not in index.probe(B)
 
 
+def test_writes_to_a_server_that_may_evict_are_refused(capsys, redis_server, key, tmp_path):
+    """As a crawl is: ``remove`` and ``compact`` into Redis are refused, in one line naming
+    the policy, by a server whose ``maxmemory-policy`` may evict the index's keys; nothing
+    is written. Reading (``remove --dry-run``, ``info``) is not refused."""
+    url = redis_server.url
+    copy = str(tmp_path / "copy")
+    assert run_json(capsys, "compact", "--key", key, url, copy)["entries"] == 3
+    with redis_server.client() as client:
+        client.config_set("maxmemory-policy", "allkeys-lru")
+        try:
+            for argv in (
+                ["remove", "--key", key, url, "--older-than", "30"],
+                ["compact", "--key", f"{key}:new", copy, url],
+            ):
+                code, out, err = run(capsys, *argv)
+                assert (code, out) == (1, ""), argv
+                assert "has maxmemory-policy allkeys-lru, which may evict" in err
+            assert client.keys(f"{{{key}:new}}*") == []
+            assert run_json(capsys, "remove", "--key", key, url, "--older-than", "30",
+                            "--dry-run")["count"] == 1  # fmt: skip
+        finally:
+            client.config_set("maxmemory-policy", "noeviction")
+    assert run_json(capsys, "info", "--key", key, url)["entries"] == 3
+
+
 def test_compact_copies_between_redis_and_lmdb(capsys, redis_server, key, tmp_path):
     url = redis_server.url
     copied = run_json(capsys, "compact", "--key", key, url, str(tmp_path / "copy"))

@@ -380,6 +380,44 @@ def _names_the_outage(messages: list[str], said: str, cluster: bool) -> bool:
     return False
 
 
+class _PolicyChanger(_OnThirdArticle):
+    """Sets the server's ``maxmemory-policy`` to ``allkeys-lru`` at the third article."""
+
+    server: RedisServer
+
+    def act(self) -> None:
+        with self.server.client() as client:
+            client.config_set("maxmemory-policy", "allkeys-lru")
+
+
+@deferred_f_from_coro_f
+async def test_an_eviction_policy_set_mid_crawl_stops_the_checks(
+    site, tmp_path, redis_server, key, caplog, monkeypatch
+):
+    """A server told to evict keys (``allkeys-lru``) after the crawl started: refused as at
+    the start (the index would lose pages without a word), once the crawl looks again (every
+    minute; at every batch here). The crawl stops, saying the policy; no page is lost
+    unsaid."""
+    monkeypatch.setattr(remote, "POLICY_EVERY", 0.0)
+    changer = type("Changer", (_PolicyChanger,), {"server": redis_server})
+    settings = {
+        "DOWNLOADER_MIDDLEWARES": {**MIDDLEWARE["DOWNLOADER_MIDDLEWARES"], changer: 600},
+        **redis_settings(redis_server.url, key),
+        "SIMHASH_WORKERS": 0,
+    }
+    crawler = get_crawler(SiteSpider, settings)
+    try:
+        await crawler.crawl_async(start_url=site.url("/index.html"))
+    finally:
+        with redis_server.client() as client:
+            client.config_set("maxmemory-policy", "noeviction")
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "simhash_index_error"
+    assert stats["simhash/skipped/index_error"] >= 1
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert any("cannot be used (EvictingServer: " in m and "allkeys-lru" in m for m in errors)
+
+
 @pytest.mark.parametrize("cluster", [False, True])
 @deferred_f_from_coro_f
 async def test_a_server_restarted_mid_crawl_loses_nothing(site, tmp_path, caplog, cluster):

@@ -101,6 +101,12 @@ def open_redis(index: RedisTarget, *, write: bool = False) -> Iterator[RedisInde
             cluster=index.cluster,
             options=index.options,
         )
+        if write:
+            try:
+                opened.check_eviction()  # a ValueError, said as the open's
+            except BaseException:
+                opened.close()
+                raise
     except (IndexMismatchError, DamagedIndexError) as exc:
         raise CliError(str(exc)) from exc
     except ValueError as exc:
@@ -200,6 +206,7 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
                     if len(redis_index):
                         raise CliError(f"{dest} key {dest.key} holds an index already")
                     try:
+                        redis_index.check_eviction()
                         copied = redis_index.load(lmdb_index)
                     except BaseException:
                         # an interrupted or failed load leaves no index of fewer entries

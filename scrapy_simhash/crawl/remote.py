@@ -50,6 +50,10 @@ logger = logging.getLogger(__name__)
 RETRY_DELAYS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 #: Most pages sent in one pipeline.
 BATCH = 200
+#: Seconds between two looks at the server's ``maxmemory-policy`` during a crawl: a policy that
+#: may evict the index's keys (``allkeys-*``), set after the crawl started, stops the checks
+#: as at the start, rather than letting pages pass against an index losing its keys.
+POLICY_EVERY = 60.0
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,10 @@ class Outcome:
     distance: int | None = None
     error: BaseException | None = None
     rule: str = "hamming"
+
+
+class EvictingServer(Exception):
+    """The server's ``maxmemory-policy`` became one that may evict the index's keys."""
 
 
 class RemoteChecks:
@@ -82,6 +90,7 @@ class RemoteChecks:
         self._pending = 0  # pages checked and not answered yet (reactor thread)
         self._idle: list[Deferred[None]] = []
         self._down = False  # the last batch failed: the next one tries once
+        self._policy_seen = time.monotonic()  # (the policy was checked at open)
         #: The crawl stops after a failure (``SIMHASH_ON_INDEX_ERROR = "stop"``): later pages
         #: pass unchecked (set in the reactor thread).
         self.gave_up = False
@@ -136,6 +145,7 @@ class RemoteChecks:
         failed = 0
         while True:
             try:
+                self._check_policy()
                 outcomes = self._decide(items)
             except IndexMismatchError as exc:  # reset, replaced, or lost in a restart
                 return self._gave_up(exc, items)
@@ -152,6 +162,8 @@ class RemoteChecks:
                     return self._gave_up(exc, items)
                 time.sleep(delay)
                 continue
+            except EvictingServer as exc:
+                return self._gave_up(exc, items)
             except Exception as exc:  # not the server's: never retried, never the thread's end
                 logger.exception("Simhash index %s: unexpected error in a check", self.index.path)
                 return self._gave_up(exc, items)
@@ -159,6 +171,16 @@ class RemoteChecks:
                 self._call(self._report, "recovered", failed)
             self._down = False
             return outcomes
+
+    def _check_policy(self) -> None:
+        """Look at the server's eviction policy again, every :data:`POLICY_EVERY` seconds."""
+        if time.monotonic() - self._policy_seen < POLICY_EVERY:
+            return
+        try:
+            self.index.check_eviction()
+        except ValueError as exc:
+            raise EvictingServer(str(exc)) from None
+        self._policy_seen = time.monotonic()
 
     def _gave_up(self, exc: BaseException, items: list[Any]) -> list[Outcome]:
         self._down = True
