@@ -669,6 +669,101 @@ def test_a_closed_standard_output_is_said_in_one_line(tmp_path):
     )
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("command", [["info"], ["dump", "--jsonl"]])
+def test_output_to_a_full_disk_is_said_in_one_line(index_path, command):
+    """Output to ``/dev/full`` (a full disk): one line saying so, exit 1 (it was an
+    "unexpected OSError"), whether the output fails at its end or on the way."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "scrapy_simhash", command[0], index_path, *command[1:]],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert (done.returncode, done.stderr) == (
+        1,
+        "scrapy-simhash: error: cannot write the output: No space left on device\n",
+    )
+
+
+#: Runs a command as root without root's way past file permissions (CI runs as root), so
+#: that a mode denies it as it denies any user.
+_NO_OVERRIDE = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner"]
+
+
+def _permissions_apply(tmp_path: Path) -> bool:
+    """Whether a file of mode 000 is refused to a command run under :data:`_NO_OVERRIDE`."""
+    if shutil.which("setpriv") is None:
+        return False
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    probe.chmod(0)
+    done = subprocess.run([*_NO_OVERRIDE, "cat", str(probe)], capture_output=True, timeout=60)
+    probe.chmod(0o644)
+    return done.returncode != 0
+
+
+def test_an_index_this_user_cannot_open_is_said_so(tmp_path, index_path):
+    """An index whose files this user may not read, or whose lock.mdb it may not write
+    (every LMDB reader does: its table of readers), is refused as "permission denied",
+    saying which: it was "not a scrapy-simhash index (no index databases in it)"."""
+    if not _permissions_apply(tmp_path):
+        pytest.skip("setpriv cannot take root's permission override away here")
+    folder = Path(index_path)
+
+    def info() -> str:
+        done = subprocess.run(
+            [*_NO_OVERRIDE, sys.executable, "-m", "scrapy_simhash", "info", index_path],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 1 and done.stdout == "", done
+        return done.stderr
+
+    start = f"scrapy-simhash: error: cannot open {index_path}: permission denied"
+    (folder / "lock.mdb").chmod(0o444)
+    folder.chmod(0o555)
+    try:
+        assert info().startswith(f"{start}: every reader of an index writes its lock.mdb")
+        folder.chmod(0o755)
+        (folder / "lock.mdb").chmod(0o644)
+        (folder / "data.mdb").chmod(0)
+        assert info() == f"{start} (its data.mdb cannot be read)\n"
+        (folder / "data.mdb").chmod(0o644)
+        folder.chmod(0)
+        assert info() == f"{start} (the folder cannot be read)\n"
+    finally:
+        folder.chmod(0o755)
+        (folder / "lock.mdb").chmod(0o644)
+        (folder / "data.mdb").chmod(0o644)
+
+
+def test_fingerprint_of_a_file_it_cannot_read_prints_nothing(tmp_path):
+    """``fingerprint --json`` of a readable file and one it may not read: one line and no
+    output (it printed the first row, then failed: a JSON array left open)."""
+    if not _permissions_apply(tmp_path):
+        pytest.skip("setpriv cannot take root's permission override away here")
+    readable, unreadable = tmp_path / "a.txt", tmp_path / "b.txt"
+    readable.write_text(ARTICLE, encoding="utf-8")
+    unreadable.write_text(ARTICLE, encoding="utf-8")
+    unreadable.chmod(0)
+    done = subprocess.run(
+        [*_NO_OVERRIDE, sys.executable, "-m", "scrapy_simhash", "fingerprint", "--json",
+         str(readable), str(unreadable)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (
+        1,
+        "",
+        f"scrapy-simhash: error: cannot read {unreadable}: permission denied\n",
+    )
+
+
 def test_lookup_of_a_file_signs_it_as_the_index_was_signed(capsys, tmp_path):
     """On an index built without numbers as features, ``lookup --text`` signs the file
     without them too, and finds the page stored from the same text at distance 0; on one
@@ -771,6 +866,38 @@ def test_remove_older_than_counts_days_of_86400_seconds_and_takes_zero(capsys, t
     obj = run_json(capsys, "remove", path, "--older-than", "0")
     assert isinstance(obj, dict)
     assert (obj["removed"], obj["left"]) == (["https://example.com/recent"], 0)
+
+
+def test_an_interrupted_remove_says_what_it_left(capsys, tmp_path, monkeypatch):
+    """Ctrl-C in the middle of ``remove``: exit 130, and the line says that what was removed
+    stays removed and that the same command removes the rest, which it does (it said
+    "interrupted" alone, and the index had lost entries)."""
+    path = str(tmp_path / "index")
+    old = time.time() - 40 * 86400
+    with SimhashIndex(path) as index:
+        index.insert_many(
+            (i * 0x9E3779B97F4A7C15 % 2**64, f"k{i}", {"seen": old}) for i in range(2500)
+        )
+    removals = [0]
+    remove = SimhashIndex.remove
+
+    def interrupted_at_the_1500th(self, key):
+        removals[0] += 1
+        if removals[0] == 1500:
+            raise KeyboardInterrupt
+        return remove(self, key)
+
+    monkeypatch.setattr(SimhashIndex, "remove", interrupted_at_the_1500th)
+    code, out, err = run(capsys, "remove", path, "--older-than", "30")
+    assert (code, out) == (130, "")
+    assert err.endswith(
+        "scrapy-simhash: error: interrupted: what was removed before it stays removed; the "
+        "same command again removes the rest\n"
+    )
+    with SimhashIndex(path, readonly=True) as index:
+        assert len(index) == 1001  # raised between two removals: the 1,499 before it commit
+    monkeypatch.setattr(SimhashIndex, "remove", remove)
+    assert run_json(capsys, "remove", path, "--older-than", "30")["left"] == 0
 
 
 def test_remove_usage(capsys, index_path):

@@ -31,6 +31,7 @@ from .output import (
     CliUsage,
     Output,
     Progress,
+    Terminated,
     format_fp,
     iso_time,
     parse_fp,
@@ -454,6 +455,8 @@ def cmd_fingerprint(args: argparse.Namespace, out: Output) -> int:
             raise CliError(f"no such file: {path}")
         if os.path.isdir(path):
             raise CliError(f"{path} is a directory")
+        if not os.access(path, os.R_OK):
+            raise CliError(f"cannot read {path}: permission denied")
     columns = [("fingerprint", 16), ("words", 7), ("file", 0)]
     out.write_rows(columns, _fingerprint_rows(args.files, args.html))
     return 0
@@ -488,11 +491,17 @@ def cmd_remove(args: argparse.Namespace, out: Output) -> int:
         copies = (d.key for key in keys for d in index.drops_of(key))
         drops = list(dict.fromkeys([*drops, *copies]))
         if not args.dry_run:
-            with index.batch():
-                for key in Progress("remove", len(keys)).track(keys):
-                    index.remove(key)  # with the drop records against it
-                for key in drops:
-                    index.forget_drop(key)
+            try:
+                with index.batch():
+                    for key in Progress("remove", len(keys)).track(keys):
+                        index.remove(key)  # with the drop records against it
+                    for key in drops:
+                        index.forget_drop(key)
+            except (KeyboardInterrupt, Terminated) as exc:
+                raise type(exc)(
+                    "what was removed before it stays removed; the same command again "
+                    "removes the rest"
+                ) from None
         # What is left, or in a dry run what would be (every key and drop found is there).
         left = len(index) - (len(keys) if args.dry_run else 0)
         drops_left = index.drop_count() - (len(drops) if args.dry_run else 0)

@@ -249,7 +249,12 @@ def _run(
         if locate is not None and index is not None and not isinstance(index, RedisTarget):
             args.index = locate(index)
         code: int = args.handler(args, out)
-        sys.stdout.flush()  # a pipe's reader gone shows here for a short output
+        try:
+            sys.stdout.flush()  # a pipe's reader gone shows here for a short output
+        except BrokenPipeError:
+            raise
+        except OSError as exc:  # a full disk, /dev/full
+            raise CliError(f"cannot write the output: {exc.strerror or exc}") from None
     except CliUsage as exc:
         sub = args.subparser
         sub.print_usage(sys.stderr)
@@ -261,11 +266,11 @@ def _run(
     except BrokenPipeError:  # `scrapy-simhash dump INDEX | head`: the reader had enough
         _silence_stdout()
         return 0
-    except KeyboardInterrupt:
-        _fail(prog, "interrupted", flush=False)
+    except KeyboardInterrupt as exc:
+        _fail(prog, _said("interrupted", exc), flush=False)
         return 130
-    except Terminated:
-        _fail(prog, "terminated", flush=False)
+    except Terminated as exc:
+        _fail(prog, _said("terminated", exc), flush=False)
         return 143
     except Exception as exc:
         if args.debug:
@@ -274,6 +279,11 @@ def _run(
         _fail(prog, f"unexpected {type(exc).__name__}: {exc}{hint}")
         return 1
     return code
+
+
+def _said(what: str, exc: BaseException) -> str:
+    """``what`` stopped the command, and what the command said of its work so far."""
+    return f"{what}: {exc}" if str(exc) else what
 
 
 @contextlib.contextmanager
@@ -327,6 +337,6 @@ def _fail(prog: str, message: str, flush: bool = True) -> None:
     else:
         try:
             sys.stdout.flush()
-        except BrokenPipeError:  # the reader is gone: the error still goes to stderr
+        except OSError:  # the reader is gone, or the disk full: the error goes to stderr
             _silence_stdout()
     sys.stderr.write(f"{prog}: error: {message}\n")

@@ -49,12 +49,37 @@ def lmdb_reason(exc: BaseException) -> str:
     return str(exc).rsplit(": ", 1)[-1]
 
 
-def check_path(path: str) -> None:
-    """Fail with one line unless ``path`` looks like an index directory."""
+def check_path(path: str, *, write: bool = False) -> None:
+    """Fail with one line unless ``path`` looks like an index directory that this user may
+    open (for writing, if ``write``)."""
     if not os.path.exists(path):
         raise CliError(f"no index at {path}")
-    if not os.path.isdir(path) or not os.path.isfile(os.path.join(path, "data.mdb")):
+    if os.path.isdir(path) and not os.access(path, os.R_OK | os.X_OK):
+        raise CliError(f"cannot open {path}: permission denied (the folder cannot be read)")
+    data = os.path.join(path, "data.mdb")
+    if not os.path.isdir(path) or not os.path.isfile(data):
         raise _not_an_index(path, _spiders_hint(path))
+    if not os.access(data, os.R_OK | (os.W_OK if write else 0)):
+        what = "written" if write else "read"
+        raise CliError(f"cannot open {path}: permission denied (its data.mdb cannot be {what})")
+    lock = os.path.join(path, "lock.mdb")
+    lockable = (
+        os.access(lock, os.R_OK | os.W_OK) if os.path.exists(lock) else os.access(path, os.W_OK)
+    )
+    if not lockable and not _read_only_filesystem(path):
+        # (on a read-only file system LMDB reads without its lock: no writer can be there)
+        raise CliError(
+            f"cannot open {path}: permission denied: every reader of an index writes its "
+            f"lock.mdb (LMDB's table of readers), which this user cannot; run as the "
+            f"index's owner, or read a copy of the folder"
+        )
+
+
+def _read_only_filesystem(path: str) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def spider_indexes(path: str) -> list[str]:
@@ -92,7 +117,7 @@ def open_index(path: str, *, write: bool = False) -> Iterator[SimhashIndex]:
         with open_redis(path, write=write) as remote:
             yield remote  # type: ignore[misc]
         return
-    check_path(path)
+    check_path(path, write=write)
     try:
         index = SimhashIndex(path, readonly=not write, create=False)
     except (OSError, ValueError, lmdb.Error) as exc:

@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 FORMATS = ("table", "json", "jsonl")
 
@@ -74,6 +74,33 @@ def iso_time(seen: float | None) -> str | None:
         return repr(seen)
 
 
+class _Written:
+    """An output stream whose failures to write (a full disk, ``/dev/full``) are said as the
+    output's, in one line (:class:`CliError`); a reader gone (BrokenPipeError) is not one."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise CliError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            raise CliError(f"cannot write the output: {exc.strerror or exc}") from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 class Output:
     """Writes rows as a table (fixed-width columns, the last one free: streamable), a JSON
     array (also streamed) or JSON lines."""
@@ -82,7 +109,7 @@ class Output:
         if fmt not in FORMATS:
             raise ValueError(f"unknown output format {fmt!r}")
         self.fmt = fmt
-        self.stream = stream if stream is not None else sys.stdout
+        self.stream = cast(TextIO, _Written(stream if stream is not None else sys.stdout))
         #: Whether the stream's encoding writes every character (else, a locale such as C or
         #: latin-1 without Python's UTF-8 mode: JSON is written as ASCII, with \u escapes,
         #: and a table writes what it cannot encode as backslash escapes, not an error).
