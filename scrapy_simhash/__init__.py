@@ -8,10 +8,11 @@ The package holds four parts, each in a subpackage, imports running one way
 * :mod:`scrapy_simhash.crawl`: the Scrapy components and the service they share;
 * :mod:`scrapy_simhash.cli`: the ``scrapy-simhash`` command line.
 
-The fingerprint and index names import without Scrapy; the Scrapy components
-(:class:`SimhashMiddleware`, :class:`SimhashPipeline`, :class:`NearDuplicate`,
-:class:`Addon`) are imported on first use, so ``scrapy_simhash.SimhashPipeline`` works in
-settings and ``import scrapy_simhash`` does not load Scrapy.
+Every name is imported on first use: the fingerprint and index names without Scrapy, the
+Scrapy components (:class:`SimhashMiddleware`, :class:`SimhashPipeline`,
+:class:`NearDuplicate`, :class:`Addon`) with it, so ``scrapy_simhash.SimhashPipeline`` works
+in settings, ``import scrapy_simhash`` does not load Scrapy, and the command line starts
+before numpy and LMDB load (a Ctrl-C meanwhile is one line, not a traceback).
 """
 
 from __future__ import annotations
@@ -21,26 +22,30 @@ import types
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .index import IndexMismatchError, Match, SimhashIndex
-from .text import (
-    FINGERPRINT_VERSION,
-    Fingerprinter,
-    PageSignature,
-    extract_text,
-    hamming,
-    page_signature,
-    simhash,
-    text_signature,
-)
-
 if TYPE_CHECKING:
     from .crawl.addon import Addon
     from .crawl.middleware import SimhashMiddleware
     from .crawl.pipeline import NearDuplicate, SimhashPipeline
+    from .index import IndexMismatchError, Match, SimhashIndex
+    from .text import (
+        FINGERPRINT_VERSION,
+        Fingerprinter,
+        PageSignature,
+        extract_text,
+        hamming,
+        page_signature,
+        simhash,
+        text_signature,
+    )
 
 __version__ = "0.1.0"
 
-_SCRAPY_COMPONENTS = {
+_TEXT_NAMES = ("FINGERPRINT_VERSION", "Fingerprinter", "PageSignature", "extract_text",
+               "hamming", "page_signature", "simhash", "text_signature")  # fmt: skip
+#: The module each public name is imported from, on first use.
+_PUBLIC = {
+    **dict.fromkeys(("IndexMismatchError", "Match", "SimhashIndex"), ".index"),
+    **dict.fromkeys(_TEXT_NAMES, ".text"),
     "Addon": ".crawl.addon",
     "NearDuplicate": ".crawl.pipeline",
     "SimhashMiddleware": ".crawl.middleware",
@@ -67,12 +72,12 @@ __all__ = [
 
 
 class _Package(types.ModuleType):
-    """This package's module type: imports a Scrapy component on first use. As methods of the
-    type (not functions in the module), the hooks stay out of ``help(scrapy_simhash)``, which
-    lists the components themselves."""
+    """This package's module type: imports a public name on first use. As methods of the type
+    (not functions in the module), the hooks stay out of ``help(scrapy_simhash)``, which
+    lists the names themselves."""
 
     def __getattr__(self, name: str) -> Any:
-        module = _SCRAPY_COMPONENTS.get(name)
+        module = _PUBLIC.get(name)
         if module is None:
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         value = getattr(import_module(module, self.__name__), name)
@@ -80,7 +85,7 @@ class _Package(types.ModuleType):
         return value
 
     def __dir__(self) -> list[str]:
-        return sorted({*super().__dir__(), *_SCRAPY_COMPONENTS})
+        return sorted({*super().__dir__(), *_PUBLIC})
 
 
 sys.modules[__name__].__class__ = _Package

@@ -1,6 +1,24 @@
-"""``python -m scrapy_simhash``: the ``scrapy-simhash`` command."""
+"""``python -m scrapy_simhash`` and the ``scrapy-simhash`` script: the command line.
 
-from .cli import main
+:func:`run` loads the command line's modules (numpy, LMDB, the text code: half a second)
+itself, so that a Ctrl-C meanwhile ends the command as one during it does, in one line.
+"""
+
+import sys
+
+#: The exit status and message of a command interrupted (as :mod:`.cli.main` says them).
+_INTERRUPTED = 130
+
+
+def run() -> int:
+    """Run the command of ``sys.argv``; its exit status."""
+    try:
+        from .cli import main
+    except KeyboardInterrupt:
+        sys.stderr.write("scrapy-simhash: error: interrupted\n")
+        return _INTERRUPTED
+    return main()
+
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run())

@@ -764,6 +764,43 @@ def test_fingerprint_of_a_file_it_cannot_read_prints_nothing(tmp_path):
     )
 
 
+def test_a_ctrl_c_while_the_command_loads_is_one_line(tmp_path):
+    """The script's module loads nothing heavy (numpy, LMDB, Scrapy, the text and index
+    code: half a second, in which a Ctrl-C printed a traceback of the imports); a Ctrl-C
+    while the command line's modules load (planted: their import raises KeyboardInterrupt)
+    ends it as one during the command does: one line, exit 130."""
+    light = (
+        "import sys, scrapy_simhash.__main__; "
+        "print(sorted(m for m in ('numpy', 'lmdb', 'scrapy', 'trafilatura', "
+        "'scrapy_simhash.index', 'scrapy_simhash.text', 'scrapy_simhash.cli') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", light], capture_output=True, text=True)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "[]\n", "")
+    planted = textwrap.dedent(
+        """
+        import sys
+
+        class Interrupt:
+            def find_spec(self, name, path=None, target=None):
+                if name == "scrapy_simhash.cli":
+                    raise KeyboardInterrupt
+
+        sys.meta_path.insert(0, Interrupt())
+        from scrapy_simhash.__main__ import run
+
+        sys.argv = ["scrapy-simhash", "info", "index"]
+        raise SystemExit(run())
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", planted], capture_output=True, text=True)
+    assert (done.returncode, done.stdout, done.stderr) == (
+        130,
+        "",
+        "scrapy-simhash: error: interrupted\n",
+    )
+
+
 def test_lookup_of_a_file_signs_it_as_the_index_was_signed(capsys, tmp_path):
     """On an index built without numbers as features, ``lookup --text`` signs the file
     without them too, and finds the page stored from the same text at distance 0; on one
@@ -1034,6 +1071,8 @@ def test_errors_are_one_line(capsys, tmp_path, command):
     (tmp_path / "empty").mkdir()
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "data.mdb").write_bytes(b"\x01" * 8192)
+    (tmp_path / "zero").mkdir()
+    (tmp_path / "zero" / "data.mdb").write_bytes(b"")  # was "cannot read: Bad file descriptor"
     _plain_lmdb(tmp_path / "plain")
     SimhashIndex(str(tmp_path / "no-meta")).close()  # the index's databases, its meta emptied
     env = lmdb.open(str(tmp_path / "no-meta"), max_dbs=80)
@@ -1045,6 +1084,7 @@ def test_errors_are_one_line(capsys, tmp_path, command):
         a_file: "{} is not a scrapy-simhash index",
         tmp_path / "empty": "{} is not a scrapy-simhash index",
         tmp_path / "junk": "{} is not a scrapy-simhash index (its data.mdb is not an LMDB file)",
+        tmp_path / "zero": "{} is not a scrapy-simhash index (its data.mdb is empty)",
         tmp_path / "plain": (
             "{} is not a scrapy-simhash index (an LMDB environment without index metadata)"
         ),
@@ -1126,10 +1166,13 @@ def test_compact_into_redis_of_what_is_no_index_says_so_in_one_line(capsys, inde
     (before the server is reached: none listens on port 1)."""
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "data.mdb").write_bytes(b"\x01" * 8192)
+    (tmp_path / "zero").mkdir()
+    (tmp_path / "zero" / "data.mdb").write_bytes(b"")  # was "cannot read: Bad file descriptor"
     _plain_lmdb(tmp_path / "plain")
     _drop_table(index_path)
     cases = {
         tmp_path / "junk": "{} is not a scrapy-simhash index (its data.mdb is not an LMDB file)",
+        tmp_path / "zero": "{} is not a scrapy-simhash index (its data.mdb is empty)",
         tmp_path / "missing": "no index at {}",
         tmp_path / "plain": (
             "{} is not a scrapy-simhash index (an LMDB environment without index metadata)"
@@ -1742,7 +1785,11 @@ def test_a_remove_terminated_while_it_commits_says_terminated(tmp_path):
         if child.poll() is None:
             child.kill()
             child.wait()
-    assert (child.returncode, out, err) == (143, "", "scrapy-simhash: error: terminated\n")
+    assert (child.returncode, out) == (143, "")
+    assert err == (
+        "scrapy-simhash: error: terminated: what was removed before it stays removed; the "
+        "same command again removes the rest\n"
+    )
     with SimhashIndex(path, readonly=True) as index:
         assert len(index) == 1 and index.verify() == []
 

@@ -59,6 +59,8 @@ def check_path(path: str, *, write: bool = False) -> None:
     data = os.path.join(path, "data.mdb")
     if not os.path.isdir(path) or not os.path.isfile(data):
         raise _not_an_index(path, _spiders_hint(path))
+    if os.path.getsize(data) == 0:
+        raise _not_an_index(path, " (its data.mdb is empty)")
     if not os.access(data, os.R_OK | (os.W_OK if write else 0)):
         what = "written" if write else "read"
         raise CliError(f"cannot open {path}: permission denied (its data.mdb cannot be {what})")
