@@ -189,6 +189,22 @@ def test_writes_to_a_server_that_may_evict_are_refused(capsys, redis_server, key
     assert run_json(capsys, "info", "--key", key, url)["entries"] == 3
 
 
+def test_a_damaged_repeated_sentence_entry_stops_a_compact_in_one_line(
+    capsys, redis_server, key, tmp_path
+):
+    """What the guard learned cut short on the server: ``compact`` into LMDB says the damage
+    and the command that lists it, in one line (an "unexpected ValueError" of the copy's
+    write), and leaves no copy."""
+    url, dest = redis_server.url, tmp_path / "copy"
+    with redis_server.client() as client:
+        client.hset(f"{{{key}}}:reps", b"s" * 16, b"id-cut-short")
+    code, out, err = run(capsys, "compact", "--key", key, url, str(dest))
+    assert (code, out) == (1, "")
+    assert "index damaged: a repeated sentence's entry of 16 and 12 bytes" in err
+    assert err.endswith(f"'scrapy-simhash verify {url} --key {key}' checks it whole\n")
+    assert not dest.exists()
+
+
 def test_compact_copies_between_redis_and_lmdb(capsys, redis_server, key, tmp_path):
     url = redis_server.url
     copied = run_json(capsys, "compact", "--key", key, url, str(tmp_path / "copy"))

@@ -190,6 +190,23 @@ async def test_the_password_never_reaches_the_log(site, tmp_path, caplog, url, s
         assert f"Simhash index {shown} pw: 0 entries" in text
 
 
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("redis://[::1", "redis-py cannot read redis://[::1: Invalid IPv6 URL"),
+        ("redis://:s3cret@127.0.0.1:99999/0",
+         "redis-py cannot read redis://:***@127.0.0.1:99999/0 (its host or port cannot be read)"),
+    ],
+)  # fmt: skip
+def test_a_url_redis_py_cannot_read_is_said_with_the_setting(url, said):
+    """A URL redis-py cannot read refuses the crawl naming the setting, the URL (its password
+    hidden) and why: an IPv6 host left open was a bare "Invalid IPv6 URL" (and the command
+    line's "unexpected ValueError"), a port out of range was blamed on the password."""
+    with pytest.raises(ValueError) as caught:
+        open_redis_index(config(SIMHASH_REDIS_URL=url), "news")
+    assert str(caught.value) == f"SIMHASH_REDIS_URL: {said}"
+
+
 def test_a_password_in_the_query_is_hidden():
     assert redact("unix:///run/redis.sock?db=2&password=s3cret&x=1") == (
         "unix:///run/redis.sock?db=2&password=***&x=1"

@@ -20,8 +20,12 @@ def redact(url: str) -> str:
 
 
 def _userinfo_redacted(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
+    try:
+        parts = urlsplit(url)
+        password, port = parts.password, parts.port
+    except ValueError:  # not read as a URL (a host "[::1" unclosed, a port out of range)
+        password = port = None
+    if password is None:
         # A password holding '/', '?' or '#' (not percent-encoded) ends what urlsplit takes
         # for the user information and host early: the user information then runs to the
         # last '@' (hidden, with anything else that may hold a password, when it has a ':').
@@ -32,9 +36,26 @@ def _userinfo_redacted(url: str) -> str:
         return url
     user = parts.username or ""
     host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
+    if port is not None:
+        host = f"{host}:{port}"
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def _unreadable(url: str, exc: ValueError) -> str:
+    """What is wrong with a URL redis-py cannot read, its password hidden: redis-py's message
+    may quote a piece of the URL, of its password, and is said only where there is none."""
+    shown = redact(url)
+    scheme = url.partition("://")[0].lower()
+    if scheme not in ("redis", "rediss", "unix"):
+        return f"{shown} is not a Redis URL: it starts with redis://, rediss:// or unix://"
+    if shown == url:
+        return f"redis-py cannot read {url}: {exc}"
+    userinfo = url.partition("://")[2].rpartition("@")[0]
+    if any(c in userinfo for c in "/?#"):
+        why = "a password holding '/', '?' or '#' must be percent-encoded in the URL: %2F, %3F, %23"
+    else:
+        why = "its host or port cannot be read"
+    return f"redis-py cannot read {shown} ({why})"
 
 
 def check_prefix(prefix: str) -> str:
@@ -66,14 +87,8 @@ def connect(url: str, cluster: bool | None = None, **options: Any) -> Any:
 
     try:
         parse_url(url)  # as from_url reads it
-    except ValueError:
-        if redact(url) == url or urlsplit(url).scheme not in ("redis", "rediss", "unix"):
-            raise  # nothing to hide, or a scheme redis-py names none of the URL for
-        # redis-py's message may quote a piece of the URL: of its password
-        raise ValueError(
-            f"redis-py cannot read {redact(url)} (a password holding '/', '?' or '#' must be "
-            f"percent-encoded in the URL: %2F, %3F, %23)"
-        ) from None
+    except ValueError as exc:
+        raise ValueError(_unreadable(url, exc)) from None
     if cluster is None:
         with redis.Redis.from_url(url, **options) as probe:
             cluster = bool(probe.info("cluster").get("cluster_enabled"))

@@ -1081,6 +1081,11 @@ class RedisIndex(IndexFace):
         """What the guard learned (``reps``): ``(sentence hash + site, id of a page of that
         site dropped through the sentence)``, in the server's order (HSCAN)."""
         for key, ids in self.client.hscan_iter(self._reps, count=CHUNK):
+            if len(key) != 16 or not ids or len(ids) % 16:  # (verify names each)
+                raise DamagedIndexError(
+                    f"index damaged: a repeated sentence's entry of {len(key)} and "
+                    f"{len(ids)} bytes"
+                )
             for docid in packed_ids(bytes(ids)):
                 yield bytes(key), docid
 
