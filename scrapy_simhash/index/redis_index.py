@@ -178,10 +178,9 @@ _DECIDING = frozenset({"check", "decide"})
 _DROPPING = 7
 
 SCRIPT = resources.files(__package__).joinpath("redis_script.lua").read_text()
-#: Writes a new index's meta (KEYS[1]) from field, value arguments unless it exists: 1 if
-#: written.
-#: KEYS: meta, then the index's other keys. The answer: 1 when created, 0 when another process
-#: created the index first, -1 when its meta is missing but other keys of it are there.
+#: Writes a new index's meta from field, value arguments unless it exists. KEYS: meta, then
+#: the index's other keys. The answer: 1 when written, 0 when another process created the
+#: index first, -1 when its meta is missing but other keys of it are there.
 _CREATE_META = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 if redis.call('EXISTS', unpack(KEYS, 2)) > 0 then return -1 end
