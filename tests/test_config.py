@@ -204,8 +204,8 @@ def test_simhash_dir_may_be_a_path():
         (
             "SIMHASH_SKIP_URLS",
             '["/tag/", ',
-            "SIMHASH_SKIP_URLS must be a JSON list of strings, got '[\"/tag/\", ': "
-            "Expecting value: line 1 column 10 (char 9)",
+            "SIMHASH_SKIP_URLS must be a JSON list of strings or one regular expression, got "
+            "'[\"/tag/\", ': Expecting value: line 1 column 10 (char 9)",
         ),
         (
             "SIMHASH_SKIP_URLS",
@@ -232,5 +232,8 @@ def test_urls_to_skip_are_regular_expressions_from_a_list_or_the_command_line():
     assert from_json == from_list
     one = SimhashConfig.from_settings(Settings({"SIMHASH_SKIP_URLS": r"/archive/\d{4}/"}))
     assert [p.pattern for p in one.skip_urls] == [r"/archive/\d{4}/"]
+    # one expression opening with a character class, not a JSON list: it was refused
+    print_pages = SimhashConfig.from_settings(Settings({"SIMHASH_SKIP_URLS": "[a-z]+/print/"}))
+    assert [p.pattern for p in print_pages.skip_urls] == ["[a-z]+/print/"]
     assert SimhashConfig.from_settings(Settings({"SIMHASH_SKIP_URLS": ""})).skip_urls == ()
     assert SimhashConfig.from_settings(Settings()).skip_urls == ()

@@ -214,6 +214,32 @@ def test_a_password_in_the_query_is_hidden():
     assert redact("redis://u:pw@h:1/0?PASSWORD=s3cret") == "redis://u:***@h:1/0?PASSWORD=***"
 
 
+def test_a_bad_value_is_put_down_to_the_setting_that_holds_it(redis_server):
+    """A value refused in SIMHASH_REDIS_PARAMS names that setting (a negative timeout named
+    SIMHASH_REDIS_URL), a TLS option with a redis:// URL too; a database the server refuses
+    names both, when SIMHASH_REDIS_PARAMS holds options; a path that is no database's number
+    in the URL is refused (redis-py read it as database 0, the index of another crawl)."""
+    cases = [
+        ({"SIMHASH_REDIS_PARAMS": {"socket_timeout": -1}},
+         "SIMHASH_REDIS_PARAMS: socket_timeout must be a number of seconds >= 0 (or None), "
+         "got -1"),
+        ({"SIMHASH_REDIS_PARAMS": {"ssl_cert_reqs": "required"}},
+         "SIMHASH_REDIS_PARAMS: redis-py refused them: "),
+        ({"SIMHASH_REDIS_URL": redis_server.url.rsplit("/", 1)[0],
+          "SIMHASH_REDIS_PARAMS": {"db": "x"}},
+         "SIMHASH_REDIS_URL or SIMHASH_REDIS_PARAMS: cannot use the Redis server at "),
+        ({"SIMHASH_REDIS_URL": redis_server.url.rsplit("/", 1)[0] + "/abc"},
+         f"SIMHASH_REDIS_URL: {redis_server.url.rsplit('/', 1)[0]}/abc: its path must be the "
+         f"database's number, not '/abc'"),
+    ]  # fmt: skip
+    for settings, said in cases:
+        with pytest.raises(ValueError) as caught:
+            open_redis_index(config(**{"SIMHASH_REDIS_URL": redis_server.url, **settings}), "x")
+        assert str(caught.value).startswith(said), caught.value
+    for url in (redis_server.url, redis_server.url + "/", redis_server.url.rsplit("/", 1)[0]):
+        open_redis_index(config(SIMHASH_REDIS_URL=url), "x").close()
+
+
 @deferred_f_from_coro_f
 async def test_redis_params_reach_the_client(site, tmp_path):
     """A password given in ``SIMHASH_REDIS_PARAMS`` only (not in the URL) opens the index;

@@ -415,7 +415,7 @@ async def test_an_eviction_policy_set_mid_crawl_stops_the_checks(
     assert stats["finish_reason"] == "simhash_index_error"
     assert stats["simhash/skipped/index_error"] >= 1
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
-    assert any("cannot be used (EvictingServer: " in m and "allkeys-lru" in m for m in errors)
+    assert any("cannot be used (EvictingServerError: " in m and "allkeys-lru" in m for m in errors)
 
 
 @pytest.mark.parametrize("cluster", [False, True])

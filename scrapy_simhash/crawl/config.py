@@ -122,9 +122,15 @@ def _patterns(settings: BaseSettings, name: str) -> tuple[re.Pattern[str], ...]:
             try:
                 value = json.loads(text)
             except ValueError as exc:
-                raise ValueError(
-                    f"{name} must be a JSON list of strings, got {value!r}: {exc}"
-                ) from None
+                # not JSON: one expression that opens with a character class ("[a-z]+/print/")
+                try:
+                    re.compile(value)
+                except re.error:
+                    raise ValueError(
+                        f"{name} must be a JSON list of strings or one regular expression, "
+                        f"got {value!r}: {exc}"
+                    ) from None
+                value = [value]
         else:
             value = [value]
     if not isinstance(value, list | tuple) or not all(isinstance(p, str) and p for p in value):
@@ -141,6 +147,9 @@ def _patterns(settings: BaseSettings, name: str) -> tuple[re.Pattern[str], ...]:
 #: redis-py options of the index's connection unless ``SIMHASH_REDIS_PARAMS`` says otherwise:
 #: a call never waits forever on a dead server.
 REDIS_PARAMS = {"socket_timeout": 30, "socket_connect_timeout": 10, "health_check_interval": 30}
+#: The options of seconds, checked here (a timeout redis-py refuses leaves its socket open),
+#: with the least each may be.
+_REDIS_SECONDS = {"socket_timeout": 0, "socket_connect_timeout": 0, "health_check_interval": 0}
 
 #: What a crawl does when the index cannot be written (``SIMHASH_ON_INDEX_ERROR``).
 ON_INDEX_ERROR = ("stop", "skip")
@@ -320,6 +329,18 @@ def redis_settings(settings: BaseSettings) -> dict[str, Any]:
         raise ValueError(
             f"SIMHASH_REDIS_PARAMS must be a dict of redis-py connection options, got {shown}"
         )
+    for name, least in _REDIS_SECONDS.items():
+        seconds = params.get(name)
+        if seconds is not None and (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, int | float)
+            or not seconds >= least
+            or not math.isfinite(seconds)
+        ):
+            raise ValueError(
+                f"SIMHASH_REDIS_PARAMS: {name} must be a number of seconds >= {least} (or None), "
+                f"got {seconds!r}"
+            )
     return {
         "redis_url": url,
         "redis_key": key,

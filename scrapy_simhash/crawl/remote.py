@@ -33,11 +33,11 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.internet.defer import Deferred
 
 from ..index import DamagedIndexError, IndexMismatchError
-from ..index.redis_client import redact, redis_errors
+from ..index.redis_client import EvictingServerError, RedisUrlError, redact, redis_errors
 from ..index.redis_index import RedisIndex
 from ..text.fingerprint import hamming
 from ..text.signature import PageSignature
-from .config import SimhashConfig
+from .config import REDIS_PARAMS, SimhashConfig
 from .writes import INDEX_ERROR_REASON
 
 if TYPE_CHECKING:
@@ -64,10 +64,6 @@ class Outcome:
     distance: int | None = None
     error: BaseException | None = None
     rule: str = "hamming"
-
-
-class EvictingServer(Exception):
-    """The server's ``maxmemory-policy`` became one that may evict the index's keys."""
 
 
 class RemoteChecks:
@@ -162,7 +158,7 @@ class RemoteChecks:
                     return self._gave_up(exc, items)
                 time.sleep(delay)
                 continue
-            except EvictingServer as exc:
+            except EvictingServerError as exc:  # set since the crawl started
                 return self._gave_up(exc, items)
             except Exception as exc:  # not the server's: never retried, never the thread's end
                 logger.exception("Simhash index %s: unexpected error in a check", self.index.path)
@@ -176,10 +172,7 @@ class RemoteChecks:
         """Look at the server's eviction policy again, every :data:`POLICY_EVERY` seconds."""
         if time.monotonic() - self._policy_seen < POLICY_EVERY:
             return
-        try:
-            self.index.check_eviction()
-        except ValueError as exc:
-            raise EvictingServer(str(exc)) from None
+        self.index.check_eviction()
         self._policy_seen = time.monotonic()
 
     def _gave_up(self, exc: BaseException, items: list[Any]) -> list[Outcome]:
@@ -263,6 +256,7 @@ def open_redis_index(config: SimhashConfig, spider: str) -> RedisIndex:
         ) from None
     index: RedisIndex | None = None
     problem = None
+    given = config.redis_params != REDIS_PARAMS  # options besides the defaults
     try:
         index = RedisIndex(
             config.redis_url,
@@ -282,14 +276,18 @@ def open_redis_index(config: SimhashConfig, spider: str) -> RedisIndex:
             f"another SIMHASH_REDIS_KEY "
             f"(or SIMHASH_RESET = {key!r}) to start a new index"
         )
-    except ValueError as exc:  # a server that may evict the index
+    except DamagedIndexError as exc:  # its meta lost: the error says what to do
+        problem = str(exc)
+    except (RedisUrlError, EvictingServerError) as exc:
         problem = f"SIMHASH_REDIS_URL: {exc}"
     except RedisClusterException as exc:  # not a cluster, or none of its nodes answers
         said = "SIMHASH_REDIS_CLUSTER is true" if config.redis_cluster else "detected"
         problem = f"SIMHASH_REDIS_URL: cannot use {url} as a Redis Cluster ({said}): {exc}"
     except redis_errors() as exc:
-        problem = f"SIMHASH_REDIS_URL: cannot use the Redis server at {url}: {exc}"
-    except TypeError as exc:  # an option redis-py does not take
+        # (a database option of SIMHASH_REDIS_PARAMS is the server's to refuse too)
+        named = "SIMHASH_REDIS_URL" + (" or SIMHASH_REDIS_PARAMS" if given else "")
+        problem = f"{named}: cannot use the Redis server at {url}: {exc}"
+    except (TypeError, ValueError) as exc:  # an option redis-py does not take, or its value
         problem = f"SIMHASH_REDIS_PARAMS: redis-py refused them: {exc}"
     if problem is not None:
         if index is not None:

@@ -58,6 +58,18 @@ def _unreadable(url: str, exc: ValueError) -> str:
     return f"redis-py cannot read {shown} ({why})"
 
 
+class RedisUrlError(ValueError):
+    """A URL that names no Redis server redis-py can connect to."""
+
+
+class EvictingServerError(ValueError):
+    """A server whose ``maxmemory-policy`` may evict the index's keys."""
+
+
+#: The path of a ``redis://`` URL: nothing, or the database's number.
+_DB_PATH = re.compile(r"(/\d*)?/?")
+
+
 def check_prefix(prefix: str) -> str:
     """``prefix`` as an index's key prefix: a non-empty str without braces (it is wrapped in
     a hash tag)."""
@@ -88,7 +100,11 @@ def connect(url: str, cluster: bool | None = None, **options: Any) -> Any:
     try:
         parse_url(url)  # as from_url reads it
     except ValueError as exc:
-        raise ValueError(_unreadable(url, exc)) from None
+        raise RedisUrlError(_unreadable(url, exc)) from None
+    scheme = url.partition("://")[0].lower()
+    path = urlsplit(url).path if scheme in ("redis", "rediss") else ""
+    if not _DB_PATH.fullmatch(path):  # redis-py would read database 0
+        raise RedisUrlError(f"{redact(url)}: its path must be the database's number, not {path!r}")
     if cluster is None:
         with redis.Redis.from_url(url, **options) as probe:
             cluster = bool(probe.info("cluster").get("cluster_enabled"))

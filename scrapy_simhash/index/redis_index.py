@@ -143,7 +143,7 @@ from .records import (
     signed,
 )
 from .redis_bulk import INSTALL, bulk_load
-from .redis_client import check_prefix, connect, redact, redis_errors
+from .redis_client import EvictingServerError, check_prefix, connect, redact, redis_errors
 from .sentences import (
     decode_signature,
     site_of,
@@ -1015,7 +1015,7 @@ class RedisIndex(IndexFace):
         ``allkeys-*``): the index would silently lose fingerprints."""
         policy = self.eviction_policy()
         if policy.startswith("allkeys"):
-            raise ValueError(
+            raise EvictingServerError(
                 f"the Redis server of index {self.path} has maxmemory-policy {policy}, which "
                 f"may evict the index's keys; use noeviction (or a volatile-* policy: the index's "
                 f"keys have no expiry)"
@@ -1082,8 +1082,7 @@ class RedisIndex(IndexFace):
         for key, ids in self.client.hscan_iter(self._reps, count=CHUNK):
             if len(key) != 16 or not ids or len(ids) % 16:  # (verify names each)
                 raise DamagedIndexError(
-                    f"index damaged: a repeated sentence's entry of {len(key)} and "
-                    f"{len(ids)} bytes"
+                    f"index damaged: a repeated sentence's entry of {len(key)} and {len(ids)} bytes"
                 )
             for docid in packed_ids(bytes(ids)):
                 yield bytes(key), docid
