@@ -365,3 +365,14 @@ def test_readme_python_examples_run_as_printed(tmp_path, request, section, holdi
     assert len(lines) == len(printed), lines
     for line, expected in zip(lines, printed, strict=True):
         assert re.fullmatch(expected, line), line
+
+
+def test_scrapy_shell_in_the_project_with_workers_answers(tmp_path, site):
+    """``scrapy shell URL`` in a project with the add-on and a worker process: it builds the
+    components before its spider, so the index was not open and its workers not started, and
+    the page sent to them waited forever (the shell hung). It answers, the page checked."""
+    command = [sys.executable, "-m", "scrapy", "shell", site.url("/news/bike-lanes.html")]
+    command += ["-c", "(response.status, response.meta['simhash']['fingerprint'] is not None)"]
+    command += ["-s", f"SIMHASH_DIR={tmp_path / 'simhash'}", "-s", "SIMHASH_WORKERS=1"]
+    result = subprocess.run(command, cwd=EXAMPLE, capture_output=True, text=True, timeout=90)
+    assert (result.returncode, result.stdout) == (0, "(200, True)\n"), result.stderr[-3000:]

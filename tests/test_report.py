@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -445,6 +446,10 @@ def test_the_report_goes_to_stdout_with_a_dash_and_takes_k_0(capsys, index_path,
     facts = {r.findtext("th"): r.findtext("td") for r in page.cssselect("#totals tr")}
     assert facts["groups within"] == "0"
     assert not (tmp_path / "-").exists()
+    # --output is -o's long form (the same page but the time it was made)
+    assert main(["report", index_path, "--output", "-", "-k", "0"]) == 0
+    made = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+    assert made.sub("", capsys.readouterr().out) == made.sub("", out)
 
 
 def test_the_report_is_utf8_whatever_the_locale(index_path, tmp_path):

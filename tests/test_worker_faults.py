@@ -6,6 +6,9 @@ extraction, a death at a known moment."""
 
 from __future__ import annotations
 
+import logging
+import os
+import signal
 import sys
 
 import pytest
@@ -15,6 +18,7 @@ from scrapy_simhash.text.extract import extract_text
 from scrapy_simhash.text.fingerprint import Fingerprinter, hamming
 
 from ._procs import faulty_python, worker_pids
+from .test_redis_crawl import _OnThirdArticle
 from .test_scrapy_crawl import ARTICLES, MIDDLEWARE, SITE_STATS, SiteSpider, crawl, paths
 
 pytestmark = pytest.mark.skipif(
@@ -97,4 +101,36 @@ async def test_a_page_its_worker_dies_on_twice_is_skipped_and_the_crawl_goes_on(
     assert len(died) == 2
     assert died[0].endswith("/poison.html: trying it on a new worker")
     assert died[1].endswith("/poison.html: page skipped")
+    assert worker_pids() == []
+
+
+class _SignalsWorkers(_OnThirdArticle):
+    """Sends SIGINT and SIGTERM to every worker at the third article, as a terminal's Ctrl-C
+    and systemd's stop (a SIGTERM to every process of the unit) do."""
+
+    def act(self) -> None:
+        pids = worker_pids()
+        assert pids
+        for pid in pids:
+            # a session of its own: a terminal's Ctrl-C (to the crawl's group) never reaches it
+            assert os.getsid(pid) == pid != os.getsid(0)
+            os.kill(pid, signal.SIGINT)
+            os.kill(pid, signal.SIGTERM)
+
+
+@deferred_f_from_coro_f
+async def test_workers_outlive_a_ctrl_c_or_sigterm_sent_to_every_process(site, tmp_path, caplog):
+    """The crawl shuts down gracefully on SIGINT or SIGTERM and needs its workers until it
+    closes them: workers that SIGTERM killed (systemd's stop) were said dead and replaced,
+    and a Ctrl-C while one imported its libraries printed a traceback and killed it."""
+    settings = {
+        **MIDDLEWARE,
+        "DOWNLOADER_MIDDLEWARES": {**MIDDLEWARE["DOWNLOADER_MIDDLEWARES"], _SignalsWorkers: 600},
+        "SIMHASH_WORKERS": 2,
+    }
+    result = await crawl(settings, tmp_path, site)
+    stats = result.simhash
+    assert {k: stats[k] for k in SITE_STATS if k in stats} == SITE_STATS
+    assert "simhash/workers/restarted" not in stats
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert worker_pids() == []

@@ -432,6 +432,10 @@ class DedupService:
     async def _decide(self, key: str, title: str | None, kind: str, *args: Any) -> Decision:
         if self._closed:
             return self._after_close()
+        if self._index is None:
+            # opened (its workers started) at the first page where the spider came after the
+            # components (``scrapy shell``): a page sent to workers not started waited forever
+            self._open()
         waiting = self._underway.get(key)
         if waiting is not None:
             return await maybe_deferred_to_future(waiting.wait())

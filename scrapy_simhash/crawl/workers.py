@@ -254,6 +254,10 @@ class _Worker:
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 env=env,
+                # a session of its own: a terminal's Ctrl-C, sent to the crawl's process group,
+                # does not reach it while it imports its libraries (before main() can ignore
+                # it: a traceback, and a worker lost); the crawl ends it
+                start_new_session=True,
             )
         except BaseException:
             ours.close()
@@ -319,9 +323,11 @@ def _watch_parent(parent: int) -> None:
 
 def main(fd: int) -> None:
     """Worker process: answer jobs from the crawl process over the socket ``fd``."""
-    # Ctrl-C in a terminal reaches every process of the group: the crawl shuts down
-    # gracefully and still needs its workers until it closes them.
+    # Ctrl-C, or a SIGTERM sent to every process of the crawl (systemd stopping its unit,
+    # ``kill -- -PGID``): the crawl shuts down gracefully and still needs its workers until it
+    # closes them. It ends a worker by SIGKILL, and a worker whose crawl is gone exits.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     # Nothing of the libraries' logging or warnings reaches the crawl's console from here.
     logging.getLogger().addHandler(logging.NullHandler())
     warnings.simplefilter("ignore")
