@@ -1103,3 +1103,28 @@ async def test_an_item_whose_title_holds_a_lone_surrogate_is_checked_and_kept(
     assert result.simhash == {"simhash/checked": 1, "simhash/unique": 1, "simhash/index/size": 1}
     with SimhashIndex(tmp_path / "simhash" / "site", readonly=True) as index:
         assert index.get(site.url("/cp1252.html")).record["title"] == "Caf\ufffd map"
+
+
+class HeadThenGetSpider(SiteSpider):
+    """A HEAD of the first article (as a link checker does), then its GET, then the rest."""
+
+    async def start(self):
+        yield Request(self.start_url.replace("/index.html", ARTICLES[0]), method="HEAD",
+                      callback=self.after_head, priority=100)  # fmt: skip
+
+    def after_head(self, response):
+        yield Request(response.url, callback=self.parse_page)
+        yield Request(self.start_url, self.parse_index, meta={"dont_simhash": True})
+
+
+@deferred_f_from_coro_f
+async def test_a_head_request_leaves_its_pages_get_to_be_checked(site, tmp_path):
+    """A HEAD response (no body) is counted as no text; its page's GET is checked and stored,
+    as in a crawl without the HEAD. The HEAD's "no text" was remembered for the URL, and the
+    GET passed unchecked, unstored and uncounted."""
+    result = await crawl(MIDDLEWARE, tmp_path, site, spider=HeadThenGetSpider)
+    stats = result.simhash
+    assert stats["simhash/skipped/no_text"] == 1
+    assert {k: stats[k] for k in SITE_STATS} == SITE_STATS
+    with SimhashIndex(str(tmp_path / "simhash" / "site"), readonly=True) as index:
+        assert site.url(ARTICLES[0]) in index

@@ -70,6 +70,11 @@ class SimhashMiddleware:
         if not 200 <= response.status < 300:
             service.skip("status")
             return None
+        if request.method == "HEAD":
+            # no body: counted, not remembered (the page's GET is checked as ever; it found
+            # the HEAD's "no text" remembered for its URL, and passed unchecked and uncounted)
+            service.skip("no_text")
+            return None
         previous = service.recall(response.url)
         if previous is not None:  # already decided in this crawl (e.g. after a redirect)
             return previous if previous.skipped is None else None
