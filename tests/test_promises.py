@@ -1128,3 +1128,22 @@ async def test_a_head_request_leaves_its_pages_get_to_be_checked(site, tmp_path)
     assert {k: stats[k] for k in SITE_STATS} == SITE_STATS
     with SimhashIndex(str(tmp_path / "simhash" / "site"), readonly=True) as index:
         assert site.url(ARTICLES[0]) in index
+
+
+class CanonicalUrlSpider(SiteSpider):
+    """Items that name their page by a canonical URL (another than the response's), with the
+    page's HTML."""
+
+    def parse_page(self, response):
+        yield {"url": response.url + "?canonical", "html": response.text}
+
+
+@deferred_f_from_coro_f
+async def test_an_item_naming_its_page_by_another_url_is_not_its_own_duplicate(site, tmp_path):
+    """With both components, an item whose URL is not the response's (its canonical URL) and
+    whose HTML is the page's: the page the middleware let through is its page. Every such item
+    was dropped as a near duplicate of its own page (and the page counted twice)."""
+    result = await crawl(BOTH, tmp_path, site, spider=CanonicalUrlSpider)
+    assert [item["url"] for item in result.kept] == [site.url(p) + "?canonical" for p in ARTICLES]
+    assert result.dropped == []
+    assert result.simhash == {**SITE_STATS, "simhash/skipped/dont_simhash": 1}

@@ -88,14 +88,20 @@ class SimhashPipeline:
             body = text
         else:
             return service.skip("no_field"), False
-        # An item without URL is linked to its page by its HTML (or text): identical HTML is
-        # taken for the same page. With a URL, the URL alone links it (an exact copy of a page
-        # at another URL is a duplicate).
+        # An item is linked to its page by its HTML (or text) where the page was let through by
+        # the middleware, or where it has no URL: identical HTML is taken for the same page.
+        # Otherwise its URL alone links it (an exact copy of a page at another URL is a
+        # duplicate).
+        memo = memo_key(body)
+        decision = service.recall(memo)
+        if decision is not None:
+            # the very HTML of a page the middleware let through (or of an earlier item): its
+            # item, whatever URL it names (a canonical one, another page's URL field), is not
+            # a duplicate of its own page
+            if url is not None:
+                service.remember([url], decision)
+            return decision, True
         if url is None:
-            memo = memo_key(body)
-            decision = service.recall(memo)
-            if decision is not None:
-                return decision, True
             key = f"item:{digest(body)}"
         else:
             memo = key = url
