@@ -42,6 +42,7 @@ __version__ = "0.1.0"
 
 _TEXT_NAMES = ("FINGERPRINT_VERSION", "Fingerprinter", "PageSignature", "extract_text",
                "hamming", "page_signature", "simhash", "text_signature")  # fmt: skip
+_SUBPACKAGES = frozenset({"cli", "commands", "crawl", "index", "text"})
 #: The module each public name is imported from, on first use.
 _PUBLIC = {
     **dict.fromkeys(("IndexMismatchError", "Match", "SimhashIndex"), ".index"),
@@ -77,6 +78,8 @@ class _Package(types.ModuleType):
     lists the names themselves."""
 
     def __getattr__(self, name: str) -> Any:
+        if name in _SUBPACKAGES:  # scrapy_simhash.text.hamming after import scrapy_simhash
+            return import_module(f".{name}", self.__name__)
         module = _PUBLIC.get(name)
         if module is None:
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")

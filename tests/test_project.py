@@ -61,6 +61,20 @@ def test_version_agrees() -> None:
     assert re.search(rf'^version = "{re.escape(scrapy_simhash.__version__)}"$', pyproject, re.M)
 
 
+def test_the_package_loads_its_names_and_subpackages_on_first_use() -> None:
+    """``import scrapy_simhash`` loads no numpy or LMDB (the command line starts before them);
+    its names and subpackages are there on first use, as when it imported them at once."""
+    code = (
+        "import sys, scrapy_simhash\n"
+        "assert 'numpy' not in sys.modules and 'lmdb' not in sys.modules\n"
+        "assert scrapy_simhash.text.hamming(1, 3) == 1\n"
+        "assert scrapy_simhash.index.SimhashIndex is scrapy_simhash.SimhashIndex\n"
+        "assert 'page_signature' in dir(scrapy_simhash)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
 def test_scrapy_free_parts_import_without_scrapy() -> None:
     """The text, the index, the command line and the worker processes load no Scrapy."""
     code = (
