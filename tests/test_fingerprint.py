@@ -511,6 +511,11 @@ def test_invalid_options_are_refused() -> None:
         Fingerprinter(sketch="md5")
     with pytest.raises(ValueError, match="max_features"):
         Fingerprinter(max_features=0)
+    # each made every weight 0 or NaN, and so every text's fingerprint 0: all pages one page
+    for bad in ({"position_decay": float("nan")}, {"weight_scale": 0}, {"decay_power": -1.0},
+                {"decay_stretch": float("nan")}, {"weight_scale": 2.5}):  # fmt: skip
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            Fingerprinter(**bad)
 
 
 def test_max_features_keeps_the_heaviest_words() -> None:

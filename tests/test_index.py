@@ -22,6 +22,7 @@ from scrapy_simhash.index import (
 from scrapy_simhash.index.layout import build_layout, choose_layout
 from scrapy_simhash.index.records import Buckets, choose_key_bytes, doc_id
 from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION
+from scrapy_simhash.text.signature import PageSignature
 
 
 def flip(fp: int, *bits: int) -> int:
@@ -552,6 +553,29 @@ def test_batch_holds_back_table_entries_and_rolls_back_failed_operations(index):
     assert [m.key for m in index.query(0x4321 << 40)] == ["b"]
     assert index.stats()["fingerprints"] == 1
     assert index.verify() == []
+
+
+def test_a_call_refused_for_its_input_inside_a_batch_leaves_the_batch_as_it_was(index):
+    """README: an operation with bad input fails before it writes and leaves the batch as it
+    was. These were refused only inside their write, which rolled the whole batch back: a
+    drop record against a page not stored, a key with a lone surrogate, a page signature that
+    cannot be stored (300 sentences, negative words, a hash past 64 bits)."""
+    bad_calls = [
+        lambda: index.record_drop(5, "dropped", "not-stored", 1),
+        lambda: index.remove("\udcff"),
+        lambda: index.forget_drop("\udcff"),
+        lambda: index.insert(PageSignature(9, tuple(range(300))), "p"),
+        lambda: index.insert(PageSignature(9, (1, 2), words=-1), "p"),
+        lambda: index.check_and_insert(PageSignature(1 << 63, (2**64,)), "p"),
+    ]
+    with index.batch(commit_every=1000):
+        index.insert_many((i << 40, f"k{i}", {}) for i in range(1, 101))
+        for call in bad_calls:
+            with pytest.raises(ValueError):
+                call()
+            assert len(index) == 100
+        assert "\udcff" not in index
+    assert len(index) == 100 and index.verify() == []
 
 
 class _Interrupted(SimhashIndex):

@@ -354,6 +354,8 @@ class SimhashIndex(IndexFace):
 
     def _record_drop(self, item: SignedItem, kept: str, distance: int, rule: str) -> None:
         fingerprint, key, entry, _ = item
+        if kept not in self:  # (refused in the write, a batch's earlier writes went with it)
+            raise ValueError(f"{kept!r} is not stored in the index")
         with self._write(single=True) as txn:
             if txn.get(doc_id(kept), db=self._docs.docs) is None:
                 raise ValueError(f"{kept!r} is not stored in the index")
@@ -541,7 +543,9 @@ class SimhashIndex(IndexFace):
             return txn.count(self._docs.docs)
 
     def __contains__(self, key: object) -> bool:
-        if not isinstance(key, str) or not key:
+        try:
+            check_key(key)
+        except (TypeError, ValueError):  # no key: never stored
             return False
         with self._read() as txn:
             return txn.get(doc_id(key), db=self._docs.docs) is not None

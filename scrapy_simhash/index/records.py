@@ -63,9 +63,16 @@ def check_fingerprint(fingerprint: Any, name: str = "fingerprint") -> int:
 
 
 def signed(fingerprint: Any) -> tuple[int, PageSignature | None]:
-    """The fingerprint of a fingerprint or a page signature (checked), and the signature."""
+    """The fingerprint of a fingerprint or a page signature (checked, and its stored form
+    made once, so that a signature that cannot be stored fails before any write: a batch it
+    failed in was rolled back whole), and the signature."""
     if isinstance(fingerprint, PageSignature):
-        return check_fingerprint(fingerprint.fingerprint), fingerprint
+        value = check_fingerprint(fingerprint.fingerprint)
+        try:
+            fingerprint.pack()
+        except (struct.error, OverflowError, TypeError, AttributeError) as exc:
+            raise ValueError(f"a page signature that cannot be stored: {exc}") from None
+        return value, fingerprint
     return check_fingerprint(fingerprint), None
 
 
@@ -75,6 +82,11 @@ def check_key(key: Any) -> str:
         raise TypeError(f"key must be a str, got {type(key).__name__}")
     if not key:
         raise ValueError("key must be a non-empty str")
+    if not key.isascii():
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"key must be valid Unicode (a lone surrogate), got {key!r}") from None
     return key
 
 

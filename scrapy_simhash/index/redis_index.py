@@ -899,7 +899,9 @@ class RedisIndex(IndexFace):
         return int(self.client.hlen(self._docs))
 
     def __contains__(self, key: object) -> bool:
-        if not isinstance(key, str) or not key:
+        try:
+            check_key(key)
+        except (TypeError, ValueError):  # no key: never stored
             return False
         return bool(self.client.hexists(self._docs, doc_id(key)))
 

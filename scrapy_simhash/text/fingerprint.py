@@ -420,8 +420,16 @@ class Fingerprinter:
             raise ValueError(f"max_words must be >= min_words, got {self.max_words}")
         if not 0.0 <= self.tf_exponent <= 3.0:
             raise ValueError(f"tf_exponent must be in [0, 3], got {self.tf_exponent}")
-        if self.position_decay is not None and self.position_decay <= 0:
+        # (not ``<= 0``: NaN passes it, and made every weight NaN and every fingerprint 0)
+        if self.position_decay is not None and not self.position_decay > 0:
             raise ValueError(f"position_decay must be > 0 or None, got {self.position_decay}")
+        for name in ("decay_power", "decay_stretch"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be a number >= 0, got {getattr(self, name)}")
+        if isinstance(self.weight_scale, bool) or not (
+            isinstance(self.weight_scale, int) and self.weight_scale >= 1
+        ):  # a scale of 0 made every weight 0, and every fingerprint 0
+            raise ValueError(f"weight_scale must be an int >= 1, got {self.weight_scale!r}")
         if self.sketch not in SKETCHES:
             raise ValueError(f"sketch must be one of {SKETCHES}, got {self.sketch!r}")
         if self.max_features is not None and self.max_features < 1:
