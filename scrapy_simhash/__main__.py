@@ -6,7 +6,7 @@ itself, so that a Ctrl-C meanwhile ends the command as one during it does, in on
 
 import sys
 
-#: The exit status and message of a command interrupted (as :mod:`.cli.main` says them).
+#: The exit status of a command interrupted (as :mod:`.cli.main` gives it).
 _INTERRUPTED = 130
 
 
