@@ -249,12 +249,9 @@ def _run(
         if locate is not None and index is not None and not isinstance(index, RedisTarget):
             args.index = locate(index)
         code: int = args.handler(args, out)
-        try:
-            sys.stdout.flush()  # a pipe's reader gone shows here for a short output
-        except BrokenPipeError:
-            raise
-        except OSError as exc:  # a full disk, /dev/full
-            raise CliError(f"cannot write the output: {exc.strerror or exc}") from None
+        # a pipe's reader gone shows here for a short output; a full disk is the output's
+        # CliError, as for every write through it
+        out.stream.flush()
     except CliUsage as exc:
         sub = args.subparser
         sub.print_usage(sys.stderr)
