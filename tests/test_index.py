@@ -9,6 +9,7 @@ import random
 import re
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -705,6 +706,111 @@ def test_seen_range_finds_the_oldest_and_newest_entries(index):
     newest_i = max(range(2500), key=lambda i: (i * 7919) % 2500)
     assert (newest.key, newest.record["n"]) == (f"k{newest_i}", newest_i)
     assert sum(calls) == 2500 and len(calls) == 3
+
+
+def test_close_inside_a_batch_commits_what_the_block_wrote(tmp_path):
+    """A close() between two operations of a batch ends it as the block's end would: the
+    writes so far are kept, not silently rolled back."""
+    ix = SimhashIndex(tmp_path / "ix", expected_size=1000)
+    with ix.batch(commit_every=100):
+        ix.insert(flip(0, 1), "a")
+        ix.insert(flip(0, 2, 40), "b")
+        ix.close()
+    with SimhashIndex(tmp_path / "ix") as again:
+        assert sorted(again.keys()) == ["a", "b"]
+        assert [m.key for m in again.query(0)] == ["a", "b"]
+        assert again.verify() == []
+
+
+class _ClosedMidway(SimhashIndex):
+    """An index closed (as by a signal handler) while a batch writes its held-back table
+    entries, half of them written."""
+
+    def _put_pending(self, txn, fingerprints):
+        super()._put_pending(txn, fingerprints[: len(fingerprints) // 2])
+        self.close()
+        raise KeyboardInterrupt
+
+
+def test_close_in_the_middle_of_a_batch_operation_commits_nothing_half_done(tmp_path):
+    ix = _ClosedMidway(tmp_path / "ix", expected_size=1000)
+    with pytest.raises(KeyboardInterrupt), ix.batch(commit_every=3):
+        for i in range(3):  # the third commits: its flush is where the close comes
+            ix.insert(i << 20, f"k{i}")
+    with SimhashIndex(tmp_path / "ix") as again:
+        assert len(again) == 0 and again.verify() == []
+
+
+def test_a_second_index_object_on_the_path_is_told_of_the_batch_in_its_thread(tmp_path):
+    a = SimhashIndex(tmp_path / "ix", expected_size=1000)
+    b = SimhashIndex(tmp_path / "ix")
+    try:
+        with a.batch():
+            a.insert(1, "a")
+            with pytest.raises(RuntimeError, match="another index object on this path"):
+                b.insert(2, "b")
+            with pytest.raises(RuntimeError, match="another index object"), b.batch():
+                pass
+            assert b.query(1) == []  # b reads what is committed
+            assert [m.key for m in a.query(1)] == ["a"]
+        b.insert(2, "b")
+        assert sorted(b.keys()) == ["a", "b"] and b.verify() == []
+    finally:
+        a.close()
+        b.close()
+
+
+def test_other_threads_read_the_committed_index_and_wait_to_write(tmp_path):
+    """A batch is its thread's: another thread reading meanwhile sees what is committed,
+    not the batch's transaction, and its write waits for the batch to commit."""
+    ix = SimhashIndex(tmp_path / "ix", expected_size=1000)
+    seen: list[object] = []
+    wrote = threading.Event()
+
+    def read() -> None:
+        seen.append([m.key for m in ix.query(0)])
+
+    def write() -> None:
+        ix.insert(flip(0, 9), "thread")
+        wrote.set()
+
+    try:
+        ix.insert(flip(0, 3), "old")
+        with ix.batch():
+            ix.insert(flip(0, 1), "new")
+            reader = threading.Thread(target=read)
+            reader.start()
+            reader.join(10)
+            writer = threading.Thread(target=write)
+            writer.start()
+            assert not wrote.wait(0.5)  # the batch holds LMDB's write lock
+            with pytest.raises(RuntimeError, match="another thread"):
+                threading_result(lambda: ix.batch().__enter__())
+        writer.join(10)
+        assert seen == [["old"]] and wrote.is_set()
+        assert [m.key for m in ix.query(0)] == ["new", "old", "thread"]
+        assert ix.verify() == []
+    finally:
+        ix.close()
+
+
+def threading_result(call):
+    """``call()`` run in another thread: its result, or its exception raised here."""
+    out: list[object] = []
+
+    def run() -> None:
+        try:
+            out.append(("ok", call()))
+        except BaseException as exc:  # handed to the caller
+            out.append(("err", exc))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(10)
+    kind, value = out[0]
+    if kind == "err":
+        raise value  # type: ignore[misc]
+    return value
 
 
 def test_bulk_load_into_an_empty_index_inside_a_batch(tmp_path, monkeypatch):

@@ -222,6 +222,12 @@ def test_too_short_texts_have_no_signature():
     assert page_signature("A few words only.") is None
 
 
+def test_a_page_signature_of_bytes_says_it_takes_the_extracted_text():
+    body = ("<html><body><p>" + " ".join(TEXTS["en"].split()[:80]) + "</p></body></html>").encode()
+    with pytest.raises(TypeError, match=r"extracted text \(str\), not bytes: extract_text"):
+        page_signature(body)
+
+
 def test_longest_sentences_read_letters_only_and_keep_the_longest():
     text = (
         "The first sentence is fairly long, isn't it? A short one.\n"

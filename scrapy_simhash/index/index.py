@@ -285,14 +285,14 @@ class SimhashIndex(IndexFace):
 
     def _add_to_tables(self, txn: Txn, fingerprint: int) -> None:
         """A fingerprint new to the index: held back inside a batch, else into the tables."""
-        if self._tx.batch is not None:
+        if self._tx.batching():
             self._tx.pending.add(fingerprint)
         else:
             self._levels.add(txn, fingerprint)
 
     def _remove_from_tables(self, txn: Txn, fingerprint: int) -> None:
         """A fingerprint no document has any more."""
-        if self._tx.batch is not None and self._tx.pending.discard(fingerprint):
+        if self._tx.batching() and self._tx.pending.discard(fingerprint):
             return
         self._levels.remove(txn, fingerprint)
 
@@ -381,7 +381,7 @@ class SimhashIndex(IndexFace):
         found: dict[int, int] = {}
         scanned = self._levels.probe(txn, query, k, found)
         pending = self._tx.pending
-        if len(pending):
+        if len(pending) and self._tx.batching():
             found.update(pending.near(query, k))
         self._queries += 1
         self._candidates += scanned
@@ -700,15 +700,20 @@ class SimhashIndex(IndexFace):
         self._live().copy(dest)
 
     def close(self) -> None:
-        """Release the environment (closed when its last index in this process closes)."""
+        """Release the environment (closed when its last index in this process closes).
+
+        Called inside a :meth:`batch` block, it commits the writes made so far, as the
+        block's end would (see :meth:`.transactions.Transactions.end_at_close`)."""
         if self._closed:
             return
-        self._closed = True
         tx = self._tx
-        if tx.batch is not None and not tx.storage.stale:
-            tx.storage.abort(tx.batch)
-        tx.forget()
-        tx.storage.close()
+        try:
+            tx.end_at_close()
+        finally:
+            if tx.batch is None or tx.storage.stale:
+                self._closed = True
+                tx.forget()
+                tx.storage.close()
 
     def __repr__(self) -> str:
         state = self._state()

@@ -48,6 +48,12 @@ class MissingSpaceError(DamagedIndexError, KeyError):
         return f"index damaged: its database {shown!r} is missing"
 
 
+class BatchInThreadError(lmdb.Error, RuntimeError):
+    """A write refused in a thread where another index object on the same path holds a
+    batch open: LMDB's own refusal (an ``lmdb.Error``, handled as any storage error), in
+    words that say what to do."""
+
+
 @dataclass(eq=False)
 class SharedEnv:
     """An open environment, the process that opened it and how many indexes use it."""
@@ -58,6 +64,8 @@ class SharedEnv:
     pid: int = field(default_factory=os.getpid)
     refs: int = 1
     dbs: dict[bytes, Any] = field(default_factory=dict)
+    #: The threads holding a batch's write transaction open (LMDB allows one a thread).
+    batches: set[int] = field(default_factory=set)
 
     def db(self, name: bytes, *, create: bool = True, **flags: Any) -> Any:
         """A named database handle, opened once per environment (created if missing, when
@@ -261,19 +269,36 @@ class LmdbStorage:
     def read(self) -> _Read:
         return _Read(self.env)
 
+    def _no_batch_here(self) -> None:
+        """Refuse a write transaction in a thread where another index object on this path
+        holds a batch open: LMDB would refuse it too (one write transaction a thread), in
+        words that do not say what to do."""
+        if threading.get_ident() in self._shared.batches:
+            raise BatchInThreadError(
+                f"index {self.path!r}: another index object on this path has a batch of writes "
+                "open in this thread; write through that object, or end its batch() first"
+            )
+
     @contextmanager
     def write(self, parent: LmdbTxn | None = None) -> Iterator[LmdbTxn]:
+        if parent is None:
+            self._no_batch_here()
         raw = None if parent is None else parent.raw
         with self.env.begin(write=True, parent=raw) as txn:
             yield LmdbTxn(txn)
 
     def begin(self) -> LmdbTxn:
-        return LmdbTxn(self.env.begin(write=True))
+        self._no_batch_here()
+        txn = LmdbTxn(self.env.begin(write=True))
+        self._shared.batches.add(threading.get_ident())
+        return txn
 
     def commit(self, txn: LmdbTxn) -> None:
+        self._shared.batches.discard(threading.get_ident())
         txn.raw.commit()
 
     def abort(self, txn: LmdbTxn) -> None:
+        self._shared.batches.discard(threading.get_ident())
         txn.raw.abort()
 
     def drop(self, names: Iterable[bytes], empty: Iterable[Any]) -> None:

@@ -320,7 +320,8 @@ def words(text: str) -> Iterator[str]:
 
 
 def hamming(a: int, b: int) -> int:
-    """Number of bits in which two fingerprints differ."""
+    """Number of bits in which two fingerprints differ (their low 64 bits: a negative
+    int is read as its 64-bit two's complement)."""
     return ((a ^ b) & _MASK).bit_count()
 
 

@@ -625,6 +625,11 @@ def page_signature(
 ) -> PageSignature | None:
     """The signature of an extracted text, or ``None`` when it is too short to fingerprint
     (under ``fingerprinter.min_words`` content words)."""
+    if not isinstance(text, str):
+        raise TypeError(
+            f"page_signature() takes a page's extracted text (str), not "
+            f"{type(text).__name__}: extract_text() gives it from the page's HTML"
+        )
     prose = fingerprinter.prose(text)
     # the words of the data tables the chrome filter left out: no features, but the page's
     # length (a table-heavy article's first 30% is a shorter page; version 15)
