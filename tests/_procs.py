@@ -30,7 +30,7 @@ def worker_pids(parent: int | None = None) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"scrapy_simhash.crawl.workers" in cmdline:
+        if b"scrapy_simhash.crawl.worker" in cmdline:
             found.append(int(entry.name))
     return found
 
@@ -49,7 +49,7 @@ import os, signal, sys, time
 from pathlib import Path
 
 sys.path.insert(0, {tests_parent!r})
-from scrapy_simhash.crawl import pages, workers
+from scrapy_simhash.crawl import pages, worker
 from tests._procs import worker_pids
 
 MARK, DEATHS, KILLS, SIBLINGS, HANG = {mark!r}, Path({deaths!r}), {kills!r}, {siblings!r}, {hang!r}
@@ -73,7 +73,7 @@ def html(self, html, url, encoding=None):
 
 
 pages.PageWork.html = html
-workers.main(int(sys.argv[-1]))
+worker.main(int(sys.argv[-1]))
 """
 
 

@@ -1,7 +1,7 @@
 """The CPU work on one page, with nothing of Scrapy in it: extract the main text, sign it.
 
 It runs in the crawl process (``SIMHASH_WORKERS = 0``) or in a worker process
-(:mod:`scrapy_simhash.crawl.workers`). A result is a page signature (its fingerprint and
+(:mod:`scrapy_simhash.crawl.worker`). A result is a page signature (its fingerprint and
 longest sentences) or the reason the page was skipped (``str``), small and picklable.
 """
 

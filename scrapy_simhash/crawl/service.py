@@ -46,6 +46,8 @@ from .writes import INDEX_ERROR_REASON, IndexWrites, Written
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from ..index.redis_index import RedisIndex
+
 logger = logging.getLogger(__name__)
 
 #: How many page decisions are remembered (by URL and by body) for the items of a page.
@@ -158,14 +160,14 @@ class DedupService:
         self.work = PageWork(options)
         #: Stored with every entry this crawl writes, to tell them from earlier crawls' entries.
         self.run = uuid.uuid4().hex
-        self._index: SimhashIndex | None = None
+        self._index: SimhashIndex | RedisIndex | None = None
         #: The checks against an index on a Redis server (SIMHASH_REDIS_URL), else None.
         self.remote: RemoteChecks | None = None
         self._pool = (
             WorkerPool(config.workers, options, timeout=config.timeout) if config.workers else None
         )
         self.writes = IndexWrites(
-            crawler, config, lambda: self.index, lambda: self.path, self._is_closed
+            crawler, config, self._lmdb_index, lambda: self.path, self._is_closed
         )
         self._decided: OrderedDict[str, Decision] = OrderedDict()
         self._underway: dict[str, _Underway] = {}
@@ -199,11 +201,17 @@ class DedupService:
         spider = self.crawler.spider
         return index_path(self.config.dir, spider.name if spider is not None else None)
 
+    def _lmdb_index(self) -> SimhashIndex:
+        """The LMDB index, for :mod:`.writes` (which a crawl on Redis never asks)."""
+        index = self.index
+        assert isinstance(index, SimhashIndex)
+        return index
+
     @property
-    def index(self) -> SimhashIndex:
+    def index(self) -> SimhashIndex | RedisIndex:
         return self._open() if self._index is None else self._index
 
-    def _open(self) -> SimhashIndex:
+    def _open(self) -> SimhashIndex | RedisIndex:
         config = self.config
         if config.redis_url is not None:
             return self._open_redis()
@@ -247,7 +255,7 @@ class DedupService:
         self._opened(index)
         return index
 
-    def _open_redis(self) -> Any:
+    def _open_redis(self) -> RedisIndex:
         """The index on the Redis server of ``SIMHASH_REDIS_URL`` (see :mod:`.remote`)."""
         spider = self.crawler.spider
         self._index = index = open_redis_index(self.config, spider.name if spider else "default")

@@ -1,11 +1,12 @@
 """Worker processes for the CPU work on pages (``SIMHASH_WORKERS``), off Scrapy's reactor.
 
-Each worker is a fresh interpreter (``python -m scrapy_simhash.crawl.workers``, never a fork of the
-crawl, and never a re-import of the crawl's ``__main__``) that loads trafilatura and the Chinese
-dictionary once, then extracts and fingerprints one page at a time. In the crawl process, one
-thread per worker takes jobs from a shared queue, sends each to its worker over a socket pair
-and waits for the answer with the page timeout; the answer goes back to the reactor thread,
-which fires the job's Deferred. Jobs finish in whatever order their workers do.
+Each worker is a fresh interpreter (``python -m scrapy_simhash.crawl.worker``, :mod:`.worker`,
+never a fork of the crawl, and never a re-import of the crawl's ``__main__``) that loads
+trafilatura and the Chinese dictionary once, then extracts and fingerprints one page at a time.
+In the crawl process, one thread per worker takes jobs from a shared queue, sends each to its
+worker over a socket pair and waits for the answer with the page timeout; the answer goes back
+to the reactor thread, which fires the job's Deferred. Jobs finish in whatever order their
+workers do.
 
 A worker that dies (killed, or crashed by a page) is replaced and its page tried once more on
 the new one; a page that dies twice is answered ``"worker_died"``. A worker that takes longer
@@ -22,14 +23,12 @@ from __future__ import annotations
 import logging
 import os
 import queue
-import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
 import traceback
-import warnings
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -37,10 +36,12 @@ from typing import Any
 
 from twisted.internet.defer import Deferred, DeferredSemaphore
 
-from .pages import PageOptions, PageWork, Result, describe
+from .pages import PageOptions, Result, describe
 
 logger = logging.getLogger(__name__)
 
+#: The module a worker process runs (it loads no Twisted and no Scrapy).
+WORKER_MODULE = "scrapy_simhash.crawl.worker"
 #: Answer of a broken pool (workers cannot start): do the work in the crawl process.
 BROKEN = "broken"
 #: How long a new worker may take to import its libraries and load the dictionary.
@@ -250,7 +251,7 @@ class _Worker:
         )
         try:
             process = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(theirs.fileno())],
+                [sys.executable, "-m", WORKER_MODULE, str(theirs.fileno())],
                 pass_fds=(theirs.fileno(),),
                 stdin=subprocess.DEVNULL,
                 env=env,
@@ -308,53 +309,3 @@ class _Worker:
         except (OSError, EOFError, subprocess.TimeoutExpired):
             pass
         self.kill()
-
-
-# -- the worker process ------------------------------------------------------------------------
-
-
-def _watch_parent(parent: int) -> None:
-    """Exit when the crawl process is gone, even while a page hangs the main thread."""
-    while True:
-        time.sleep(1.0)
-        if os.getppid() != parent:
-            os._exit(0)
-
-
-def main(fd: int) -> None:
-    """Worker process: answer jobs from the crawl process over the socket ``fd``."""
-    # Ctrl-C, or a SIGTERM sent to every process of the crawl (systemd stopping its unit,
-    # ``kill -- -PGID``): the crawl shuts down gracefully and still needs its workers until it
-    # closes them. It ends a worker by SIGKILL, and a worker whose crawl is gone exits.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    # Nothing of the libraries' logging or warnings reaches the crawl's console from here.
-    logging.getLogger().addHandler(logging.NullHandler())
-    warnings.simplefilter("ignore")
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    conn = Connection(fd)
-    try:
-        _serve_crawl(conn)
-    except (EOFError, OSError):  # the crawl is gone (killed, or stopped by force): so are we
-        return
-
-
-def _serve_crawl(conn: Connection) -> None:
-    options = conn.recv()
-    work = PageWork(options)
-    work.warm_up()
-    conn.send(("ready", os.getpid()))
-    while True:
-        message = conn.recv()
-        if message is None:
-            return
-        kind, args = message
-        try:
-            answer: Any = getattr(work, kind)(*args)
-        except Exception:
-            answer = ("error", traceback.format_exc())
-        conn.send(answer)
-
-
-if __name__ == "__main__":
-    main(int(sys.argv[1]))

@@ -223,7 +223,6 @@ class LmdbStorage:
     """An index directory's LMDB environment, shared with the other indexes of this process
     on the same path (see :func:`acquire`)."""
 
-    decides = False
     errors = ERRORS
 
     def __init__(
@@ -330,9 +329,6 @@ class LmdbStorage:
 
     def copy(self, dest: str) -> None:
         self.env.copy(os.fsencode(dest), compact=True)
-
-    def check_and_insert(self, request: Any) -> Any:
-        raise NotImplementedError("LMDB's write transactions make check-and-insert atomic")
 
     def close(self) -> None:
         if self._closed:

@@ -9,21 +9,21 @@ holds *spaces*: ordered maps from bytes to bytes, opened by name once
 * ``docs``: document id -> document record;
 * ``fps``: fingerprint -> document ids, a *multi* space (one key, several sorted values);
 * ``t00``, ``t01``, ... and ``r00``, ...: the main and recent tables, bucket key -> packed
-  bucket.
+  bucket;
+* ``sigs``, ``sents`` and ``repeats``: the page signatures, the postings of their long
+  sentences and the frequency guard's counts (:mod:`.sentences`);
+* ``drops``, ``dseq`` and ``dkept``: the drop records (:mod:`.drops`).
 
 Every read and write goes through a :class:`Txn`. A write transaction is atomic and isolated
 from other processes' writers (LMDB serialises them), which makes the index's
 check-and-insert, a probe followed by an insert in one write transaction, atomic across
 processes.
 
-A storage whose transactions cannot span round trips to a server (Redis: a transaction there
-is a script or a WATCH of the probed buckets) decides a check-and-insert itself instead:
-it sets :attr:`Storage.decides` and implements :meth:`Storage.check_and_insert`, which takes
-everything the index computed on the client (the fingerprint, each table's permuted query
-and bucket key, k, the document id and record to store) and must run the probe, the Hamming
-check and the insert without interleaving. The index then calls it instead of opening a write
-transaction. A storage whose calls wait on a network must be called off Scrapy's reactor
-thread; LMDB's take microseconds, and the crawl makes them in the reactor thread.
+A server that cannot hold a transaction across round trips (Redis) does not fit these
+interfaces: :class:`~.redis_index.RedisIndex` shares the index's public face
+(:mod:`.face`), its layouts and its byte encodings instead, and decides each check-and-insert
+in one server-side script. LMDB's calls take microseconds, and the crawl makes them in the
+reactor thread.
 """
 
 from __future__ import annotations
@@ -104,8 +104,6 @@ class Storage(Protocol):
 
     path: str
     readonly: bool
-    #: True when the storage decides a check-and-insert itself (see the module's docstring).
-    decides: bool
     #: What its failed reads and writes raise (a full disk, an I/O error, damage).
     errors: tuple[type[BaseException], ...]
 
@@ -140,9 +138,6 @@ class Storage(Protocol):
 
     def copy(self, dest: str) -> None:
         """Write a compacted copy into the empty directory ``dest``."""
-
-    def check_and_insert(self, request: Any) -> Any:
-        """A whole check-and-insert, for a storage that :attr:`decides`."""
 
     @property
     def stale(self) -> bool:
