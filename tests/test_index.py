@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import json
 import os
 import random
@@ -1135,6 +1136,9 @@ def test_stored_format_is_pinned(tmp_path, expected_size, golden):
             ix.check_and_insert(near, f"copy{i}", seen=6000.0 + i, title="c")
         for i in range(5):  # shares three of one{i}'s sentences: dropped by the sentence rule
             signed = signature(rng.getrandbits(64), 10 * i, 10 * i + 1, 10 * i + 2, 99_999)
+            # its runs of words as one{i}'s: three shared sentences in texts otherwise
+            # unrelated are a block of prose both carry, not a copy (Rule.block_shared)
+            signed = dataclasses.replace(signed, shingles=ix.signature(f"one{i}").shingles)
             moved = f"https://copies.example/moved{i}"
             assert ix.check_and_insert(signed, moved, seen=7000.0 + i).rule == "sentences"
         ix.remove("bulk7")

@@ -831,6 +831,70 @@ def test_an_article_in_another_sites_layout_shares_its_sentences():
     assert DEFAULT_RULE.decide(busy, plain, -1) == "sentences"
 
 
+# Two press releases of one company: different news, each closed by the company's boilerplate,
+# whose sentences are longer than the releases' own and take half their eight longest.
+RELEASE_BOILERPLATE = [
+    "About Northwind Turbines: Northwind Turbines designs, builds and services onshore wind "
+    "turbines for utilities and independent power producers across fourteen countries, and "
+    "employs more than four thousand people in its factories and service centres.",
+    "This press release contains forward-looking statements about the company's expected "
+    "orders, revenues, margins and plans, which are based on current expectations and involve "
+    "risks and uncertainties that could cause actual results to differ materially.",
+    "Factors that could cause such differences include changes in energy policy and subsidies, "
+    "the prices of steel and other raw materials, supply chain disruptions, currency movements "
+    "and the outcome of pending permits and legal proceedings.",
+    "The company undertakes no obligation to update or revise any forward-looking statement, "
+    "whether as a result of new information, future events or otherwise, except as required "
+    "by applicable securities laws and stock exchange regulations.",
+]
+RELEASE_ORDER = [
+    "Northwind Turbines has won an order for forty turbines from a utility in the north.",
+    "The turbines will be installed on a ridge above the river valley next summer.",
+    "Each machine has a rotor of one hundred and fifty metres and a tower of steel.",
+    "The utility said the wind farm will supply the homes of two nearby towns.",
+    "Construction of the access roads starts in the spring, after the snow melts.",
+    "The order is the largest the company has won in the region so far.",
+    "Local contractors will pour the foundations and lay the cables to the grid.",
+    "The chief executive called the order a sign of confidence in the new design.",
+    "Service engineers from the regional centre will maintain the machines for ten years.",
+    "Shares of the company rose slightly in early trading after the announcement.",
+]
+RELEASE_FACTORY = [
+    "Northwind Turbines will open a blade factory in the harbour town next autumn.",
+    "The plant will employ three hundred people once it runs at full capacity.",
+    "Blades up to eighty metres long will leave the quay on special barges.",
+    "The harbour authority is dredging the channel so that larger ships can berth.",
+    "Training for the first workers begins at the technical college in January.",
+    "The regional government contributed a grant toward the cost of the new hall.",
+    "The mayor said the factory brings back jobs lost when the shipyard closed.",
+    "Suppliers of resin and glass fibre are expected to settle near the plant.",
+    "The company plans a second production line if demand in Europe keeps growing.",
+    "Residents will be invited to an open day before the machines are installed.",
+]
+
+
+def test_different_releases_sharing_their_boilerplate_are_not_one_page():
+    """Half of their long sentences are the boilerplate's, but their fingerprints are as far
+    apart as unrelated texts and few of their runs of words agree: a shared block of prose,
+    not one article (``Rule.block_shared``). The same release in another layout still is."""
+    order = _signature(
+        _plain_layout("Order for forty turbines", RELEASE_ORDER + RELEASE_BOILERPLATE)
+    )
+    factory = _signature(
+        _plain_layout("A blade factory in the harbour", RELEASE_FACTORY + RELEASE_BOILERPLATE)
+    )
+    shared = set(order.sentences) & set(factory.sentences)
+    assert len(shared) == 4 and len(order.sentences) == len(factory.sentences) == 8
+    assert not order.is_near_duplicate(factory) and not factory.is_near_duplicate(order)
+    # without the clause, the sentence rule took them for one page
+    before = replace(DEFAULT_RULE, block_shared=0)
+    assert before.decide(factory, order, 3) == "sentences"
+    moved = _signature(
+        _busy_layout("Order for forty turbines", RELEASE_ORDER + RELEASE_BOILERPLATE)
+    )
+    assert order.is_near_duplicate(moved) and moved.is_near_duplicate(order)
+
+
 # A Chinese article with a subheading and a quotation: paragraphs that end without a full stop.
 ZH_ARTICLE = [
     "山区小镇的老粮站今年春天改建成了图书馆，开馆第一周就接待了三千多名读者，其中一半以上是放学后结伴"

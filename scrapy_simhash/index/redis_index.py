@@ -208,6 +208,9 @@ RULE_FIELDS = (
     "numbers_ratio",
     "numbers_length",
     "guard",
+    "block_shared",
+    "block_distance",
+    "block_runs",
 )
 
 

@@ -404,6 +404,12 @@ local function rule_decide(page, stored, counted)
     needed = min(needed, 1)
   end
   local counts = counted or shared
+  -- a shared block of prose (a company's boilerplate, a disclaimer) in two texts otherwise
+  -- unrelated
+  if counts < R.block_shared and d >= R.block_distance and sketched
+    and runs_apart >= R.block_runs then
+    return nil
+  end
   if counts >= needed and shorter >= R.length then return 'sentences' end
   -- contained: what the longer adds is not the article's prose
   if counts >= max(R.contained, fewer - 1) and shorter >= R.contained_length then

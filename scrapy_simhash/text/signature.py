@@ -73,6 +73,12 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules, which a
     words are not prose of the same article, which would have taken places among its
     longest sentences, but shorter text around it, such as a layout's comments or lists).
 
+    Neither takes pages that share fewer than :attr:`Rule.block_shared` long sentences
+    while their fingerprints are :attr:`Rule.block_distance` bits apart or more (as far as
+    unrelated texts) and their shingles sketches :attr:`Rule.block_runs` or more: what they
+    share is a block of prose both carry (a company's boilerplate under its press releases, a
+    disclaimer), not the article.
+
     In an index, a sentence held by :attr:`Rule.guard` or more stored pages does not count
     (a disclaimer, a byline, a newsletter box): that is learned across pages, and acts only
     in the decision.
@@ -515,6 +521,13 @@ class Rule:
     numbers_length: float = 0.8
     #: In an index, a sentence held by this many stored pages no longer counts.
     guard: int = 3
+    #: The sentence rule refuses pages that share fewer than this many long sentences...
+    block_shared: int = 5
+    #: ... when their fingerprints differ in this many bits or more (unrelated texts)...
+    block_distance: int = 22
+    #: ... and their shingles sketches in this many or more: what they share is a block of
+    #: prose both carry (a company's boilerplate, a disclaimer), not the article.
+    block_runs: int = 14
 
     def decide(
         self,
@@ -558,6 +571,13 @@ class Rule:
         if sketched and self._one_is_enough(runs_apart, distance, max_distance):
             needed = min(needed, 1)  # one sentence to find it by: the runs say the rest
         counts = shared if counted is None else counted
+        if (
+            counts < self.block_shared
+            and distance >= self.block_distance
+            and sketched
+            and runs_apart >= self.block_runs
+        ):
+            return None  # a shared block of prose, two texts otherwise unrelated
         if counts >= needed and shorter >= self.length:
             return "sentences"
         if counts >= max(self.contained, fewer - 1) and shorter >= self.contained_length:
