@@ -64,3 +64,15 @@ def load_pages() -> list[Page]:
             Page(m["rid"], m["lang"], m["site"], url, raw, m["encoding"], gts.get(m["rid"], ""))
         )
     return pages
+
+
+def reference_texts(min_words: int, min_chars: int) -> dict[str, list[str]]:
+    """The corpus's reference texts by group (``"en+"``, ``"zh"``), those of at least
+    ``min_words`` words (``min_chars`` characters in Chinese)."""
+    groups: dict[str, list[str]] = {"en+": [], "zh": []}
+    for page in load_pages():
+        text = page.gt.strip()
+        zh = page.group == "zh"
+        if text and (len(text) >= min_chars if zh else len(text.split()) >= min_words):
+            groups[page.group].append(text)
+    return groups

@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from _corpus import load_pages, require_corpus  # noqa: E402
+from _corpus import reference_texts, require_corpus  # noqa: E402
 
 from scrapy_simhash import extract_text, page_signature  # noqa: E402
 from scrapy_simhash.index import SimhashIndex  # noqa: E402
@@ -163,12 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     require_corpus()
     rng = random.Random(args.seed)
-    groups: dict[str, list[str]] = {"en+": [], "zh": []}
-    for page in load_pages():
-        text = page.gt.strip()
-        zh = page.group == "zh"
-        if text and (len(text) >= 500 if zh else len(text.split()) >= 180):
-            groups[page.group].append(text)
+    groups = reference_texts(min_words=180, min_chars=500)
     without = dataclasses.replace(DEFAULT_RULE, block_shared=0)
     print(f"{args.pairs} pairs a group and block (seed {args.seed}); decided pairwise, k=3\n")
     print(

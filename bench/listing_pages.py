@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from _corpus import load_pages, require_corpus  # noqa: E402
+from _corpus import reference_texts, require_corpus  # noqa: E402
 
 from scrapy_simhash import extract_text, page_signature  # noqa: E402
 from scrapy_simhash.index import SimhashIndex  # noqa: E402
@@ -109,12 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     require_corpus()
     rng = random.Random(args.seed)
-    groups: dict[str, list[str]] = {"en+": [], "zh": []}
-    for page in load_pages():
-        text = page.gt.strip()
-        zh = page.group == "zh"
-        if text and (len(text) >= 400 if zh else len(text.split()) >= 150):
-            groups[page.group].append(text)
+    groups = reference_texts(min_words=150, min_chars=400)
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"{args.trials} blogs a group and size; posts from {len(groups['en+'])} English and")
     print(f"other reference texts and {len(groups['zh'])} Chinese ones (seed {args.seed})\n")
