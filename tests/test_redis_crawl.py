@@ -498,6 +498,55 @@ async def test_the_index_slot_resharded_mid_crawl_loses_nothing(
     assert any("the server answers again" in m for m in messages)
 
 
+class _IndexLoser(_OnThirdArticle):
+    """Deletes the index's keys at the third article, as a server restarted without
+    persistence (or another crawl's reset) leaves it."""
+
+    server: RedisServer
+    key: str
+
+    def act(self) -> None:
+        with self.server.client() as client:
+            client.delete(*client.keys(f"{{{self.key}}}:*"))
+
+
+@pytest.mark.parametrize("on_error", ["stop", "skip"])
+@deferred_f_from_coro_f
+async def test_an_index_lost_mid_crawl(site, tmp_path, redis_server, key, caplog, on_error):
+    """With "skip", the crawl opens its index again and goes on deduplicating (the batch
+    that met the loss checked on the new index: no page passes unchecked); it says so at
+    WARNING and counts it. With "stop", the crawl stops, as the README says."""
+    loser = type("Loser", (_IndexLoser,), {"server": redis_server, "key": f"{key}:site"})
+    settings = {
+        "DOWNLOADER_MIDDLEWARES": {**MIDDLEWARE["DOWNLOADER_MIDDLEWARES"], loser: 600},
+        **redis_settings(redis_server.url, key),
+        "SIMHASH_WORKERS": 0,
+        "SIMHASH_ON_INDEX_ERROR": on_error,
+        "SIMHASH_RESET": f"{key}:site",  # never applied again when the index is opened again
+    }
+    crawler = get_crawler(SiteSpider, settings)
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    stats = crawler.stats.get_stats()
+    if on_error == "stop":
+        assert stats["finish_reason"] == "simhash_index_error"
+        assert "simhash/index/reopened" not in stats
+        return
+    with RedisIndex(redis_server.url, f"{key}:site", readonly=True) as index:
+        stored = {m.key for m in index.items()}
+        assert index.verify() == []
+    assert stats["finish_reason"] == "finished"
+    assert stats["simhash/index/reopened"] == 1 and stats["simhash/index/errors"] == 1
+    assert "simhash/skipped/index_error" not in stats
+    assert stats["simhash/checked"] == 11
+    # the pages kept after the loss are in the new index, and their copies were dropped
+    # one page a story in the new index: the pages kept before the loss are gone with it,
+    # and each story's next copy took their place
+    assert {url.rsplit("/", 1)[1] for url in stored} == {p.rsplit("/", 1)[1] for p in ARTICLES}
+    assert stats["simhash/unique"] > len(stored) == stats["simhash/index/size"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("changed since the crawl opened it" in m and "opened again" in m for m in warnings)
+
+
 @pytest.mark.parametrize(
     ("on_error", "cluster"), [("stop", False), ("skip", False), ("skip", True)]
 )

@@ -73,10 +73,19 @@ class RemoteChecks:
     ``"gave_up"`` (exception) and ``"damaged"`` (exception, pages that pass unchecked for it:
     a damaged record costs its pages a check, not the crawl)."""
 
-    def __init__(self, index: RedisIndex, run: str, report: Callable[..., None]) -> None:
+    def __init__(
+        self,
+        index: RedisIndex,
+        run: str,
+        report: Callable[..., None],
+        reopen: Callable[[], RedisIndex] | None = None,
+    ) -> None:
         from twisted.internet import reactor
 
         self.index = index
+        #: Opens the crawl's index again, after it was reset, replaced or lost in a restart
+        #: (``SIMHASH_ON_INDEX_ERROR = "skip"``); None: the crawl stops instead.
+        self._reopen = reopen
         self._run_id = run
         self._report = report
         self._call = reactor.callFromThread
@@ -92,6 +101,9 @@ class RemoteChecks:
         self.gave_up = False
         #: A damaged record was met (and said at ERROR) in this crawl (reactor thread).
         self.damage_seen = False
+        #: The index's failure was said at ERROR, and it has not answered since (reactor
+        #: thread).
+        self.down_said = False
         self._thread = threading.Thread(target=self._loop, name="simhash-redis", daemon=True)
         self._thread.start()
 
@@ -144,6 +156,9 @@ class RemoteChecks:
                 self._check_policy()
                 outcomes = self._decide(items)
             except IndexMismatchError as exc:  # reset, replaced, or lost in a restart
+                self._call(self._report, "failed", exc, failed + 1, None)  # (counted)
+                if self._reopened(exc):
+                    continue  # this batch, checked on the index opened again
                 return self._gave_up(exc, items)
             except DamagedIndexError as exc:
                 # a script met a damaged page signature (the items before it were decided
@@ -174,6 +189,23 @@ class RemoteChecks:
             return
         self.index.check_eviction()
         self._policy_seen = time.monotonic()
+
+    def _reopened(self, exc: IndexMismatchError) -> bool:
+        """Open the crawl's index again after it changed under the crawl (``"skip"``): a
+        server restarted without persistence, another crawl's ``SIMHASH_RESET``. The pages
+        checked before are no longer in it; an index made again with other parameters, or
+        a server that does not answer, is refused as at the start (False)."""
+        if self._reopen is None:
+            return False
+        try:
+            index = self._reopen()
+        except Exception as refused:  # ValueError naming the setting, as at the start
+            logger.debug("Simhash index %s: not opened again (%s)", self.index.path, refused)
+            return False
+        old, self.index = self.index, index
+        self._down = False
+        self._call(self._report, "reopened", exc, old)
+        return True
 
     def _gave_up(self, exc: BaseException, items: list[Any]) -> list[Outcome]:
         self._down = True
@@ -341,7 +373,25 @@ def report_remote(service_ref: weakref.ref[DedupService], event: str, *args: Any
                 extra=extra,
             )  # fmt: skip
         logger.debug("Simhash index %s: damage met, %d pages unchecked", where, pages)
+    elif event == "reopened":
+        exc, old = args
+        service.stats.inc_value("simhash/index/reopened")
+        if service._index is old:
+            service._index = remote.index
+        remote.down_said = False
+        try:
+            old.close()
+        except Exception:  # its connection is of no more use either way
+            logger.debug("Simhash index %s: closing its old connection failed", where)
+        logger.warning(
+            "Simhash index %s changed since the crawl opened it (%s); opened again, the "
+            "pages waiting checked against it: the pages it held before are gone "
+            "(SIMHASH_ON_INDEX_ERROR = 'skip')",
+            where, exc,
+            extra=extra,
+        )  # fmt: skip
     elif event == "recovered":
+        remote.down_said = False
         logger.info(
             "Simhash index %s: the server answers again (after %d failed attempts); the pages "
             "waiting were checked",
@@ -352,7 +402,12 @@ def report_remote(service_ref: weakref.ref[DedupService], event: str, *args: Any
     elif event == "gave_up":
         (exc,) = args
         stop = service.config.on_index_error == "stop"
-        logger.error(
+        # said once while the index stays unusable ("skip": each batch tried once), then
+        # at DEBUG: a line a batch would bury the log
+        level = logging.DEBUG if remote.down_said else logging.ERROR
+        remote.down_said = True
+        logger.log(
+            level,
             "Simhash index %s cannot be used (%s: %s); the pages waiting pass unchecked, "
             "counted as simhash/skipped/index_error. %s",
             where,

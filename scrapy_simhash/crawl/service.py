@@ -14,6 +14,7 @@ pool.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import os
@@ -258,10 +259,20 @@ class DedupService:
     def _open_redis(self) -> RedisIndex:
         """The index on the Redis server of ``SIMHASH_REDIS_URL`` (see :mod:`.remote`)."""
         spider = self.crawler.spider
-        self._index = index = open_redis_index(self.config, spider.name if spider else "default")
+        name = spider.name if spider else "default"
+        self._index = index = open_redis_index(self.config, name)
+        # "skip": an index reset, replaced or lost in a restart is opened again (never reset
+        # again by SIMHASH_RESET); "stop": the crawl stops
+        reopen = None
+        if self.config.on_index_error == "skip":
+            reopen = partial(
+                open_redis_index, dataclasses.replace(self.config, reset_key=None), name
+            )
         # the checks' thread reports through a weak reference: holding the service, it would
         # keep a crawl that never started (and the thread itself) from being collected
-        self.remote = RemoteChecks(index, self.run, partial(report_remote, weakref.ref(self)))
+        self.remote = RemoteChecks(
+            index, self.run, partial(report_remote, weakref.ref(self)), reopen
+        )
         self._opened(index)
         return index
 
