@@ -102,6 +102,11 @@ def test_same_as_redis_url():
             config(SIMHASH_REDIS_URL="REDIS_URL", **unset)
         said = "SIMHASH_REDIS_URL is 'REDIS_URL', but the REDIS_URL setting is not set"
         assert str(caught.value) == said
+    # a bad value in REDIS_URL is named there, not in SIMHASH_REDIS_URL
+    with pytest.raises(ValueError) as caught:
+        config(SIMHASH_REDIS_URL="REDIS_URL", REDIS_URL="http://:secret@queue")
+    said = "REDIS_URL (which SIMHASH_REDIS_URL names) must be a redis://, rediss:// or unix:// URL"
+    assert str(caught.value) == said + ", got a http:// URL"
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ from scrapy.spiderloader import get_spider_loader
 from scrapy.utils.project import inside_project
 
 from ..cli import main
-from ..cli.main import SPIDER_HELP
+from ..cli.main import SPIDER_HELP, build_parser
 from ..cli.output import CliError
 from ..cli.redis_target import RedisTarget
 from ..crawl.config import redis_settings, simhash_dir
@@ -35,16 +35,21 @@ from ..crawl.service import index_path
 PROG = "scrapy simhash"
 
 
+def subcommands() -> list[str]:
+    """The command line's subcommands, as its parser has them."""
+    for action in build_parser(PROG)._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return list(action.choices)
+    return []
+
+
 class Command(ScrapyCommand):
     requires_project = False
     requires_crawler_process = False
     default_settings: ClassVar[dict[str, Any]] = {"LOG_ENABLED": False}
 
     def syntax(self) -> str:
-        return (
-            "<info|lookup|explain|dump|clusters|fingerprint|remove|report|verify|compact>"
-            " [SPIDER|INDEX] [options]"
-        )
+        return f"<{'|'.join(subcommands())}> [SPIDER|INDEX] [options]"
 
     def short_desc(self) -> str:
         return "Inspect and maintain a scrapy-simhash near-duplicate index"

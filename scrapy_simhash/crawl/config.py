@@ -278,21 +278,21 @@ def redis_settings(settings: BaseSettings) -> dict[str, Any]:
         raise ValueError(
             f"SIMHASH_REDIS_URL must be a redis://, rediss:// or unix:// URL, got {url!r}"
         )
+    named = "SIMHASH_REDIS_URL"  # the setting that holds the URL, named in its errors
     if url is not None and url.strip() == SAME_AS_REDIS_URL:
         url = settings.get("REDIS_URL")
         if not url or not isinstance(url, str):
             raise ValueError(
                 "SIMHASH_REDIS_URL is 'REDIS_URL', but the REDIS_URL setting is not set"
             )
+        named = "REDIS_URL (which SIMHASH_REDIS_URL names)"
     if url is not None and url.strip():
         url = url.strip()
         scheme = url.split("://", 1)[0].lower() if "://" in url else ""
         if scheme not in REDIS_SCHEMES:
             # the URL is not shown whole: it may hold a password
             shown = f"a {scheme}:// URL" if scheme else "a value without a scheme"
-            raise ValueError(
-                f"SIMHASH_REDIS_URL must be a redis://, rediss:// or unix:// URL, got {shown}"
-            )
+            raise ValueError(f"{named} must be a redis://, rediss:// or unix:// URL, got {shown}")
     else:
         url = None
     key = _str(settings, "SIMHASH_REDIS_KEY", SimhashConfig.redis_key)
