@@ -287,13 +287,15 @@ def test_verify_names_a_damaged_drop_record(tmp_path):
 def test_verify_names_a_last_drop_number_behind_the_records(capsys, tmp_path, value, said):
     """meta's drops_seq, the last sequence number given to a drop record, set back (or not a
     number): the next drop would take an older record's place in the arrival order (or fail),
-    so verify says so before that, as damage (it said ok)."""
+    so verify says so before that, as damage (it said ok); one that is no number is found by
+    the check made at every open."""
     path = tmp_path / "ix"
     _two_copies_dropped(path)
     _damage(path, lambda env, txn: txn.put(b"drops_seq", value, db=env.open_db(b"meta", txn=txn)))
     code, out, err = cli(capsys, "verify", str(path))
     assert code == 1
-    assert out.startswith("problem: the last drop sequence number given is ")
+    found = "" if value.isdigit() else "index damaged: "
+    assert out.startswith(f"problem: {found}the last drop sequence number given is ")
     assert said in out
     assert err == f"scrapy-simhash: error: {path} is damaged: 1 problem(s) found\n"
 

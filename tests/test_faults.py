@@ -536,6 +536,61 @@ def test_a_damaged_table_is_refused_at_open_with_one_line(tmp_path):
     assert done.stdout.startswith(f"problem: index damaged: table 2: bucket {key.hex()} fails")
 
 
+def test_a_damaged_drop_counter_is_refused_at_open_and_found_by_verify(tmp_path):
+    """A count in ``meta`` past any an index holds (a drop record's 64-bit number would
+    overflow at the next drop: every later check failing) is damage, found at every open."""
+    from scrapy_simhash.index import DamagedIndexError
+    from scrapy_simhash.index.drops import LAST
+
+    path = tmp_path / "ix"
+    with SimhashIndex(path, drop_records=10) as index:
+        index.check_and_insert(1, "https://example.com/a")
+        assert index.check_and_insert(3, "https://example.com/b") is not None  # recorded
+        with index._tx.storage.write() as txn:
+            txn.put(index._meta, LAST, str(2**64 - 1).encode())
+    with pytest.raises(DamagedIndexError, match="the last drop sequence number given is "):
+        SimhashIndex(path, readonly=True)
+    done = _verify(path)
+    assert done.returncode == 1 and "drop sequence number" in done.stdout
+
+
+class _FailingOnce(SimhashIndex):
+    """An index whose check of one URL raises an error that is neither the storage's nor
+    damage a check foresaw (as a bug would)."""
+
+    failing = ""
+
+    def check_and_insert(self, signature, key, **record):
+        if key == self.failing:
+            raise OverflowError("a value no check reads")
+        return super().check_and_insert(signature, key, **record)
+
+
+@deferred_f_from_coro_f
+async def test_an_unexpected_error_in_a_check_costs_its_page_not_the_crawl(
+    site, tmp_path, caplog, monkeypatch
+):
+    """The page passes unchecked, counted; the traceback is said once; every page kept
+    before it in the open batch is still written (the batch is written again)."""
+    import scrapy_simhash.crawl.service as service_module
+
+    from .test_scrapy_crawl import ARTICLES
+
+    failing = type("Failing", (_FailingOnce,), {"failing": site.url(ARTICLES[-1])})
+    monkeypatch.setattr(service_module, "SimhashIndex", failing)
+    settings = {**MIDDLEWARE, "SIMHASH_DIR": str(tmp_path / "simhash"), "SIMHASH_WORKERS": 0}
+    crawler = get_crawler(SiteSpider, settings)
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert "downloader/exception_count" not in stats
+    assert stats["simhash/skipped/index_error"] == 1 and stats["simhash/index/errors"] == 1
+    with SimhashIndex(tmp_path / "simhash" / "site", readonly=True) as index:
+        assert len(index) == stats["simhash/unique"] and index.verify() == []
+    tracebacks = [r for r in caplog.records if r.exc_info]
+    assert len(tracebacks) == 1 and "unexpected error checking" in tracebacks[0].getMessage()
+
+
 STRACE = shutil.which("strace")
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 

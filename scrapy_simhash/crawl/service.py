@@ -174,6 +174,7 @@ class DedupService:
         self._underway: dict[str, _Underway] = {}
         self._turns = Turns()
         self._closed = False
+        self._unexpected_said = False  # an unexpected error of the index was logged
         crawler.signals.connect(self.close, signal=signals.spider_closed)
         if crawler.spider is not None:
             self._open()
@@ -526,6 +527,17 @@ class DedupService:
         except STORAGE_ERRORS as exc:
             # The open batch was rolled back: its pages are written again.
             writes.failed(exc)
+            return self.skip("index_error")
+        except Exception as exc:
+            # Neither the storage's error nor damage a check foresaw (a bug, or a stored value
+            # no check reads: never a page lost as a download error): handled as damage, the
+            # batch's pages written again, the traceback said once.
+            if not self._unexpected_said:
+                self._unexpected_said = True
+                logger.error(
+                    "Simhash index %s: unexpected error checking %s", self.path, key, exc_info=True
+                )
+            writes.damaged(key, DamagedIndexError(f"{type(exc).__name__}: {exc}"))
             return self.skip("index_error")
         if match is not None:
             dropped = None

@@ -36,6 +36,8 @@ ORDER = b"dseq"
 BY_KEPT = b"dkept"
 #: The meta key of the last sequence number given to a drop record.
 LAST = b"drops_seq"
+#: The most digits a stored count can have (2**63 has 19).
+_COUNT_DIGITS = 19
 
 HEADER = struct.Struct(">QdBBQ16sI")
 SEQUENCE = struct.Struct(">Q")
@@ -97,6 +99,26 @@ def decode_drop(data: bytes) -> tuple[int, float, int, int, bytes, str, dict[str
     if not isinstance(record, dict):
         raise _damaged(TypeError(f"a JSON {type(record).__name__}, not an object"))
     return seq, seen, distance, fingerprint, kept, key, record, rule
+
+
+def last_drop_given(txn: Txn, meta: Space) -> int:
+    """The last sequence number given to a drop record (0 before the first);
+    DamagedIndexError when ``meta`` holds no number there."""
+    last = txn.get(LAST, db=meta)
+    if last is None:
+        return 0
+    if not bytes(last).isdigit() or len(last) > _COUNT_DIGITS:
+        raise DamagedIndexError(
+            f"index damaged: the last drop sequence number given is {bytes(last)[:40]!r},"
+            " not a number of a drop record"
+        )
+    given = int(last)
+    if given >= 1 << 63:  # (a record's header holds 64 bits: no index gives so many)
+        raise DamagedIndexError(
+            f"index damaged: the last drop sequence number given is {given}, past any"
+            " a drop record can hold"
+        )
+    return given
 
 
 class Drops:
@@ -218,17 +240,8 @@ class Drops:
         )
 
     def last_given(self, txn: Txn) -> int:
-        """The last sequence number given to a drop record (0 before the first);
-        DamagedIndexError when ``meta`` holds no number there."""
-        last = txn.get(LAST, db=self.meta)
-        if last is None:
-            return 0
-        if not bytes(last).isdigit():
-            raise DamagedIndexError(
-                f"index damaged: the last drop sequence number given is {bytes(last)!r},"
-                " not a number"
-            )
-        return int(last)
+        """The last sequence number given to a drop record (:func:`last_drop_given`)."""
+        return last_drop_given(txn, self.meta)
 
     def sequence_problems(self, txn: Txn) -> list[str]:
         """``meta``'s last sequence number, unless it is a number at least that of the newest

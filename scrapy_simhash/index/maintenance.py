@@ -16,6 +16,7 @@ import numpy as np
 
 from .bulk import LINK, links, sorted_distinct
 from .documents import Documents
+from .drops import last_drop_given
 from .records import DamagedIndexError, decode_doc, decode_key, doc_id
 from .storage import Space, Txn
 from .tables import COUNT, RECENT, Levels, Tables, read_count
@@ -27,6 +28,7 @@ def quick_check(txn: Txn, docs: Documents, levels: Levels) -> None:
     :class:`DamagedIndexError` naming what is wrong (``verify`` checks everything)."""
     for name in (COUNT, RECENT):
         read_count(txn, levels.meta, name)  # DamagedIndexError when it is no number
+    last_drop_given(txn, levels.meta)
     levels.merging(txn)  # a merge in progress: its count and fingerprints
     for docid, data in _ends(txn, docs.docs):
         if len(docid) != 16:

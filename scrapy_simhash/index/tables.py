@@ -66,8 +66,8 @@ def read_count(txn: Txn, meta: Space, name: bytes = COUNT) -> int:
     index open)."""
     stored = txn.get(name, db=meta)
     value = b"0" if stored is None else bytes(stored)
-    if not value.isdigit():
-        raise DamagedIndexError(f"index damaged: its count {name.decode()!r} is {value!r}")
+    if not value.isdigit() or len(value) > 19 or int(value) >= 1 << 63:  # no index holds so many
+        raise DamagedIndexError(f"index damaged: its count {name.decode()!r} is {value[:40]!r}")
     return int(value)
 
 
