@@ -403,20 +403,56 @@ def _verify(path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
 
-def test_verify_reports_a_truncated_index_instead_of_dying(tmp_path):
-    """Reading past the end of a truncated data file kills the reader with SIGBUS: verify
-    reads in a child process and reports it."""
+def test_a_truncated_index_is_refused_at_open_and_reset_makes_it_anew(tmp_path):
+    """Reading past the end of a truncated data file would kill the reader with SIGBUS: the
+    open compares the file's length with the pages its last commit holds, so every command
+    says it in one line, and a reset (``SIMHASH_RESET``) starts a new index in its place."""
+    from scrapy_simhash.index import DamagedIndexError
+
     path = tmp_path / "ix"
     with SimhashIndex(path) as index:
         index.insert_many((i << 20 | 7, f"https://example.com/{i}", {}) for i in range(30_000))
     data = path / "data.mdb"
-    os.truncate(data, data.stat().st_size // 2)
+    size = data.stat().st_size
+    os.truncate(data, size // 2)
+    said = f"index damaged: its data file is cut short ({size // 2} bytes: the last commit's"
     done = _verify(path)
     assert done.returncode == 1
-    assert done.stdout == (
-        "problem: reading it crashed the LMDB library (SIGBUS): the file is damaged or truncated\n"
-    )
+    assert done.stdout.startswith(f"problem: {said}")
     assert done.stderr == f"scrapy-simhash: error: {path} is damaged: 1 problem(s) found\n"
+    for command in ("info", "dump", "clusters"):
+        done = subprocess.run(
+            [sys.executable, "-m", "scrapy_simhash", command, str(path)],
+            capture_output=True, text=True, check=False, timeout=120,
+        )  # fmt: skip
+        assert (done.returncode, done.stdout) == (1, ""), command
+        assert done.stderr.startswith(f"scrapy-simhash: error: {path}: {said}"), command
+    with pytest.raises(DamagedIndexError, match="cut short"):
+        SimhashIndex(path)
+    with SimhashIndex(path, reset=True) as index:
+        assert len(index) == 0
+        index.insert(1, "https://example.com/again")
+        assert index.verify() == []
+
+
+@deferred_f_from_coro_f
+async def test_simhash_reset_starts_anew_where_a_full_disk_left_no_index(site, tmp_path):
+    """A crawl whose disk filled while it created its index can leave a data file that is
+    no LMDB file: every open refuses it, and SIMHASH_RESET, which the error advises, starts
+    a new index there."""
+    folder = tmp_path / "simhash" / "site"
+    folder.mkdir(parents=True)
+    (folder / "data.mdb").write_bytes(b"\0" * 100)  # a header written in part
+    settings = {**MIDDLEWARE, "SIMHASH_DIR": str(tmp_path / "simhash"), "SIMHASH_WORKERS": 0}
+    refused = get_crawler(SiteSpider, settings)
+    with pytest.raises(ValueError, match="not an LMDB file"):
+        await refused.crawl_async(start_url=site.url("/index.html"))
+    crawler = get_crawler(SiteSpider, {**settings, "SIMHASH_RESET": True})
+    await crawler.crawl_async(start_url=site.url("/index.html"))
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished" and stats["simhash/unique"] == 5
+    with SimhashIndex(folder, readonly=True) as index:
+        assert len(index) == 5 and index.verify() == []
 
 
 def test_verify_never_dies_by_a_signal_on_damaged_copies(tmp_path):

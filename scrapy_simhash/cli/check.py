@@ -27,6 +27,8 @@ from .output import CliError
 def _scan(path: str) -> dict[str, Any]:
     try:
         index = SimhashIndex(path, readonly=True, create=False)
+    except lmdb.InvalidError as exc:  # no LMDB file: no index to check (reword says which)
+        raise reword(path, exc) from exc
     except DamagedIndexError as exc:  # found by the check made at open
         return {"entries": None, "tables": None, "problems": [str(exc)]}
     except (OSError, ValueError, lmdb.Error) as exc:

@@ -23,14 +23,14 @@ def reword(path: str, exc: BaseException, *, write: bool = False) -> CliError:
     writing it, when ``write``: a full disk, an I/O error on commit)."""
     if isinstance(exc, IndexMismatchError):
         return CliError(str(exc))
+    if isinstance(exc, lmdb.InvalidError):  # (NotLmdbFileError is damage too)
+        return _not_an_index(path, " (its data.mdb is not an LMDB file)")
     if isinstance(exc, DamagedIndexError):
         return CliError(f"{path}: {exc}; 'scrapy-simhash verify {path}' checks it whole")
     if isinstance(exc, FileNotFoundError):
         return CliError(f"no index at {path}")
     if isinstance(exc, PermissionError) or getattr(exc, "errno", None) == errno.EACCES:
         return CliError(f"cannot open {path}: permission denied")
-    if isinstance(exc, lmdb.InvalidError):
-        return _not_an_index(path, " (its data.mdb is not an LMDB file)")
     if isinstance(exc, lmdb.VersionMismatchError):
         return CliError(f"{path} was written by another version of LMDB")
     if isinstance(exc, lmdb.CorruptedError | lmdb.PageNotFoundError):

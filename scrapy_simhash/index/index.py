@@ -14,6 +14,7 @@ Every change is one write transaction, so a killed process loses only uncommitte
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -45,6 +46,7 @@ from .meta import (
 )
 from .pairs import document_pairs
 from .records import (
+    DamagedIndexError,
     Entry,
     SignedItem,
     check_fingerprint,
@@ -127,7 +129,22 @@ class SimhashIndex(IndexFace):
         self._closed = True
         self._queries = 0
         self._candidates = 0
-        storage = LmdbStorage(self.path, readonly=self.readonly, map_size=map_size, sync=bool(sync))
+        try:
+            storage = LmdbStorage(
+                self.path, readonly=self.readonly, map_size=map_size, sync=bool(sync)
+            )
+        except DamagedIndexError as exc:
+            if not reset:
+                raise
+            # an environment LMDB cannot open (cut short, not LMDB's): the reset asked for
+            # starts afresh from its files, as it would from its contents
+            logger.warning("index %s cannot be opened (%s): reset makes it anew", self.path, exc)
+            for name in ("data.mdb", "lock.mdb"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(self.path, name))
+            storage = LmdbStorage(
+                self.path, readonly=self.readonly, map_size=map_size, sync=bool(sync)
+            )
         self._tx = Transactions(storage, self._put_pending)
         self._closed = False
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import struct
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -46,6 +47,12 @@ class MissingSpaceError(DamagedIndexError, KeyError):
     def __str__(self) -> str:  # not KeyError's, the key quoted
         shown = self.name.decode("utf-8", "backslashreplace")
         return f"index damaged: its database {shown!r} is missing"
+
+
+class NotLmdbFileError(DamagedIndexError, lmdb.InvalidError):
+    """The data file is not an LMDB file (another program's, or one whose creation stopped
+    within its header): LMDB's ``InvalidError``, and damage, which a reset starts afresh
+    from."""
 
 
 class BatchInThreadError(lmdb.Error, RuntimeError):
@@ -120,22 +127,73 @@ def acquire(path: str, readonly: bool, map_size: int, sync: bool = True) -> Shar
                 )
             shared.refs += 1
             return shared
-        env = lmdb.open(
-            os.fsencode(key),  # (a str is encoded strictly: a file name not UTF-8 would fail)
-            map_size=map_size,
-            max_dbs=MAX_DBS,
-            readonly=readonly,
-            lock=True,
-            subdir=True,
-            create=not readonly,
-            max_readers=512,
-            readahead=False,
-            sync=sync,
-        )
+        try:
+            env = _open_env(key, readonly, map_size, sync)
+        except lmdb.InvalidError as exc:  # a data file not LMDB's, or cut within its header
+            raise NotLmdbFileError(str(exc)) from None
+        try:
+            _check_length(env, key)
+        except BaseException:
+            env.close()
+            raise
         shared = SharedEnv(env, key, readonly)
         _open[key] = shared
         logger.debug("opened LMDB environment %s (readonly=%s)", key, readonly)
         return shared
+
+
+def _open_env(key: str, readonly: bool, map_size: int, sync: bool) -> lmdb.Environment:
+    """The LMDB environment of the directory ``key``."""
+    return lmdb.open(
+        os.fsencode(key),  # (a str is encoded strictly: a file name not UTF-8 would fail)
+        map_size=map_size,
+        max_dbs=MAX_DBS,
+        readonly=readonly,
+        lock=True,
+        subdir=True,
+        create=not readonly,
+        max_readers=512,
+        readahead=False,
+        sync=sync,
+    )
+
+
+#: LMDB's meta page (``MDB_meta`` after the 16-byte page header): magic, version, address,
+#: map size, then the free and the main database (``MDB_db``: its root page last), then the
+#: last page and the transaction id.
+_META = struct.Struct("<IIQQ" + "IHHQQQQQ" * 2 + "QQ")
+_MAGIC, _NO_PAGE = 0xBEEFC0DE, (1 << 64) - 1
+
+
+def _check_length(env: lmdb.Environment, path: str) -> None:
+    """Refuse a data file cut short (a copy stopped midway, a disk that filled while it was
+    written): LMDB would read the missing pages through its memory map, and the process would
+    die by SIGBUS at the first of them. The root pages of the last commit's two trees, read
+    from its meta page with plain reads, must lie within the file (they always do: a
+    commit writes them; the file may end before its last page number, which can be a page
+    freed in its own transaction and never written)."""
+    page_size = env.stat()["psize"]
+    data = os.path.join(path, "data.mdb")
+    with open(data, "rb") as f:
+        head = f.read(2 * page_size)
+        size = os.fstat(f.fileno()).st_size
+    metas = []
+    for page in range(2):
+        offset = page * page_size + 16
+        if len(head) < offset + _META.size:
+            continue
+        fields = _META.unpack_from(head, offset)
+        if fields[0] == _MAGIC:
+            metas.append((fields[-1], fields[11], fields[19]))  # txn id, the two roots
+    if not metas:
+        return  # LMDB opened it: a layout this reads otherwise, left to LMDB
+    _, *roots = max(metas)
+    pages = size // page_size
+    if any(root != _NO_PAGE and root >= pages for root in roots):
+        raise DamagedIndexError(
+            f"index damaged: its data file is cut short ({size} bytes: the last commit's "
+            f"pages {', '.join(str(r) for r in roots if r != _NO_PAGE)} are past its end)"
+        )
 
 
 def release(shared: SharedEnv) -> None:
