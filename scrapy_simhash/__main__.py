@@ -1,7 +1,8 @@
 """``python -m scrapy_simhash`` and the ``scrapy-simhash`` script: the command line.
 
 :func:`run` loads the command line's modules (numpy, LMDB, the text code: half a second)
-itself, so that a Ctrl-C meanwhile ends the command as one during it does, in one line.
+itself, so that a Ctrl-C meanwhile ends the command as one during it does, in one line; the
+command runs in a forked child (:mod:`.cli.guard`).
 """
 
 import sys
@@ -14,10 +15,11 @@ def run() -> int:
     """Run the command of ``sys.argv``; its exit status."""
     try:
         from .cli import main
+        from .cli.guard import in_child
     except KeyboardInterrupt:
         sys.stderr.write("scrapy-simhash: error: interrupted\n")
         return _INTERRUPTED
-    return main()
+    return in_child(main, "scrapy-simhash")  # a damaged index never kills the command
 
 
 if __name__ == "__main__":

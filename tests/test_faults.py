@@ -421,10 +421,7 @@ def test_a_truncated_index_is_refused_at_open_and_reset_makes_it_anew(tmp_path):
     assert done.stdout.startswith(f"problem: {said}")
     assert done.stderr == f"scrapy-simhash: error: {path} is damaged: 1 problem(s) found\n"
     for command in ("info", "dump", "clusters"):
-        done = subprocess.run(
-            [sys.executable, "-m", "scrapy_simhash", command, str(path)],
-            capture_output=True, text=True, check=False, timeout=120,
-        )  # fmt: skip
+        done = _scrapy_simhash(command, str(path))
         assert (done.returncode, done.stdout) == (1, ""), command
         assert done.stderr.startswith(f"scrapy-simhash: error: {path}: {said}"), command
     with pytest.raises(DamagedIndexError, match="cut short"):
@@ -487,6 +484,47 @@ def test_verify_never_dies_by_a_signal_on_damaged_copies(tmp_path):
             assert len(done.stderr.splitlines()) == 1
         outcomes.append(done.returncode)
     assert outcomes.count(1) >= 10  # most damage is found
+
+
+def _scrapy_simhash(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scrapy_simhash", *argv],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+
+
+def test_commands_that_scan_a_damaged_index_never_die_by_a_signal(tmp_path):
+    """An index with one leaf page of its B-trees zeroed (a bad sector): LMDB aborts a
+    reader that walks onto some of them (SIGABRT, an assertion of its own) as info, dump and
+    remove scan the whole index. Each command exits 0 or 1 with its own last line, never by
+    the signal."""
+    original = tmp_path / "original"
+    with SimhashIndex(original, drop_records=1000) as index:
+        index.insert_many((i << 24 | 5, f"https://example.com/{i}", {"n": i}) for i in range(5000))
+    raw = (original / "data.mdb").read_bytes()
+    # a page's flags follow its number and 2 bytes of padding: 0x02 marks a leaf page
+    leaves = [
+        page
+        for page in range(2, len(raw) // 4096)  # not the two meta pages
+        if int.from_bytes(raw[page * 4096 + 10 : page * 4096 + 12], "little") & 0x02
+    ]
+    crashed = []
+    for page in leaves[:8]:
+        damaged = tmp_path / f"page{page}"
+        damaged.mkdir()
+        zeroed = raw[: page * 4096] + bytes(4096) + raw[(page + 1) * 4096 :]
+        (damaged / "data.mdb").write_bytes(zeroed)
+        for command in (["info"], ["dump"], ["remove", "--older-than", "0", "--dry-run"]):
+            done = _scrapy_simhash(command[0], str(damaged), *command[1:])
+            assert done.returncode in (0, 1), (page, command, done.returncode, done.stderr)
+            assert "Traceback" not in done.stderr
+            if done.returncode:
+                assert done.stderr.splitlines()[-1].startswith("scrapy-simhash: error: ")
+            if "crashed the LMDB library (SIGABRT)" in done.stderr:
+                crashed.append(command[0])
+        if crashed:
+            break
+    assert crashed  # a reader did die, and was said
 
 
 @deferred_f_from_coro_f

@@ -7,6 +7,8 @@ maintains an index.
 * :mod:`.report`: the HTML report on a crawl;
 * :mod:`.check`: ``verify`` run in a child process, so that a damaged index that crashes
   LMDB is reported, never the command's death;
+* :mod:`.guard`: the command run in a forked child, so that an index whose damage kills
+  its reader (SIGBUS, SIGABRT) is said in one line, never the command's death;
 * :mod:`.open_index`: opening an index named on the command line, with errors a user reads;
 * :mod:`.redis_target`: a Redis URL (with ``--key``) as INDEX, and the subcommands' Redis
   sides;

@@ -26,6 +26,7 @@ from scrapy.spiderloader import get_spider_loader
 from scrapy.utils.project import inside_project
 
 from ..cli import main
+from ..cli.guard import in_child
 from ..cli.main import SPIDER_HELP, build_parser
 from ..cli.output import CliError
 from ..cli.redis_target import RedisTarget
@@ -71,7 +72,9 @@ class Command(ScrapyCommand):
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         # self.settings holds the project's settings (and -s options) when there is a project.
         locate = spider_locator(self.settings) if inside_project() else None
-        self.exitcode = main([*args, *opts.simhash_args], prog=PROG, locate=locate)
+        argv = [*args, *opts.simhash_args]
+        # in a forked child: a damaged index never kills the command (cli/guard.py)
+        self.exitcode = in_child(lambda: main(argv, prog=PROG, locate=locate), PROG)
 
 
 def spider_locator(settings: BaseSettings) -> Callable[[str], str]:
