@@ -575,7 +575,8 @@ def parse_rule(spec: str) -> Rule:
 def ablation_rules() -> list[tuple[str, Rule]]:
     """The signature rule built up one part at a time from the fingerprint alone."""
     d = DEFAULT_RULE
-    one_not_enough = dataclasses.replace(d, runs_same=-1)  # one sentence never enough
+    blocks = dataclasses.replace(d, block_shared=0)  # a shared block of prose not told
+    one_not_enough = dataclasses.replace(blocks, runs_same=-1)  # one sentence never enough
     no_rewrites = dataclasses.replace(one_not_enough, veto_runs=OFF)  # one shared: no veto
     veto_only = dataclasses.replace(no_rewrites, runs_near=-1)  # never says "a few edits"
     unshingled = dataclasses.replace(veto_only, shingles_distance=OFF)  # no shingles veto
@@ -594,7 +595,8 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ("+ shingles veto", veto_only),
         ("+ runs of words mostly the same: 3 sentences enough, no sentences veto", no_rewrites),
         ("+ at most 1 sentence shared, half the runs: a rewrite", one_not_enough),
-        ("+ 1 sentence enough when the runs agree (the default rule)", d),
+        ("+ 1 sentence enough when the runs agree", blocks),
+        ("+ under 5 shared in texts otherwise unrelated: a block (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
     ]
