@@ -327,9 +327,17 @@ def _damaged_layouts() -> list[tuple[str, bytes]]:
     [
         *[(b"layout", value) for _, value in _damaged_layouts()],
         (b"max_distance", b"three"),
+        (b"max_distance", b"2"),  # one bit flipped: not the layout's k
+        (b"numbers", b"x"),
         (b"format_version", b"\x00"),
     ],
-    ids=[*[what for what, _ in _damaged_layouts()], "k not a number", "format not a number"],
+    ids=[
+        *[what for what, _ in _damaged_layouts()],
+        "k not a number",
+        "k not the layout's",
+        "numbers neither 0 nor 1",
+        "format not a number",
+    ],
 )
 def test_damaged_metadata_is_refused_at_once_in_one_line(tmp_path, meta_key, value):
     """Damaged parameters are an IndexMismatchError with the index's path, at once: never

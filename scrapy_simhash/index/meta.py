@@ -112,16 +112,24 @@ def read_params(
         raise differ(
             "fingerprint_version", fpv, f"{FINGERPRINT_VERSION} (this code's fingerprints)"
         )
-    with_numbers = stored.get(b"numbers", b"1") == b"1"
+    flag = stored.get(b"numbers", b"1")
+    if flag not in (b"0", b"1"):
+        raise IndexMismatchError(f"index {path!r}: its metadata is damaged (numbers={flag!r})")
+    with_numbers = flag == b"1"
     if numbers is not None and numbers != with_numbers:
         raise differ("numbers", with_numbers, numbers)
     k = number(b"max_distance")
-    if max_distance is not None and max_distance != k:
-        raise differ("max_distance", k, max_distance)
     try:
         on_disk = Layout.from_json(stored[b"layout"].decode())
     except (KeyError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
         raise IndexMismatchError(f"index {path!r}: {exc}") from None
+    if k != on_disk.max_distance:  # one of the two is damaged: neither can be trusted
+        raise IndexMismatchError(
+            f"index {path!r}: its metadata is damaged (max_distance={k}, where its layout "
+            f"is for {on_disk.max_distance})"
+        )
+    if max_distance is not None and max_distance != k:
+        raise differ("max_distance", k, max_distance)
     if layout is not None and layout != on_disk:
         raise differ("layout", f"'{on_disk}'", f"'{layout}'")
     try:

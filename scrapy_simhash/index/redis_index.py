@@ -456,7 +456,10 @@ class RedisIndex(IndexFace):
             if isinstance(exc, IndexMismatchError):
                 raise
             raise IndexMismatchError(f"index {self.path}: bad meta ({exc})") from None
-        with_numbers = stored.get("numbers", "1") == "1"
+        flag = stored.get("numbers", "1")
+        if flag not in ("0", "1"):
+            raise IndexMismatchError(f"index {self.path}: bad meta (numbers={flag!r})")
+        with_numbers = flag == "1"
         if numbers is not None and numbers != with_numbers:
             raise differ("numbers", with_numbers, numbers)
         if max_distance is not None and max_distance != on_server.max_distance:
