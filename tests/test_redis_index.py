@@ -126,6 +126,7 @@ def test_an_index_whose_meta_was_lost_is_refused_not_created_anew(redis_server, 
     [
         ("created", None, r"bad meta \('created'\)"),
         ("max_distance", b"\xff\xfe", r"bad meta \(not UTF-8\)"),
+        ("numbers", b"x", r"bad meta \(numbers='x'\)"),
     ],
 )
 def test_a_meta_missing_a_field_or_not_text_is_bad_meta(redis_server, key, field, value, said):
