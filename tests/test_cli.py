@@ -1693,6 +1693,22 @@ def test_verify_tells_a_reader_killed_from_outside_from_a_damaged_file(
         )
 
 
+def test_a_compact_is_written_beside_dest_and_renamed_into_place_whole(index_path, tmp_path):
+    """While the copy is written, nothing is at DEST: a compact killed where nothing can
+    clean up (SIGKILL, a crash) leaves its staging folder, never a partial index there."""
+    from scrapy_simhash.cli.destination import new_directory
+
+    dest = tmp_path / "copy"
+    with new_directory(str(dest)) as staging:
+        assert os.path.dirname(staging) == str(tmp_path) and ".copy.partial-" in staging
+        with SimhashIndex(index_path, readonly=True) as index:
+            index.compact(staging)
+        assert not dest.exists()
+    assert not list(tmp_path.glob(".copy.partial-*"))
+    with SimhashIndex(dest, readonly=True) as copy, SimhashIndex(index_path, readonly=True) as ix:
+        assert len(copy) == len(ix) and copy.verify() == []
+
+
 def test_compact_to_a_place_that_cannot_be_written_says_so_in_one_line(
     capsys, index_path, tmp_path
 ):

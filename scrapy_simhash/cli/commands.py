@@ -564,18 +564,18 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
     if isinstance(args.index, RedisTarget):
         return redis_target.cmd_compact(args, out)
     dest = args.dest
-    with new_directory(dest):  # checked new or empty first, as the copy's place
-        source = os.path.realpath(args.index)
-        if os.path.commonpath([source, os.path.realpath(dest)]) == source:
-            raise CliError(f"{dest} is inside the index {args.index}: compact into another folder")
-        with open_index(args.index) as index:
-            before = index.stats()["file_size"]
-            try:
-                index.compact(dest)
-            except (lmdb.CorruptedError, lmdb.PageNotFoundError):
-                raise  # the index read is damaged
-            except lmdb.Error as exc:  # the copy cannot be written: a full disk, a quota
-                raise CliError(f"cannot write the copy to {dest}: {lmdb_reason(exc)}") from exc
+    source = os.path.realpath(args.index)
+    if os.path.commonpath([source, os.path.realpath(dest)]) == source:
+        raise CliError(f"{dest} is inside the index {args.index}: compact into another folder")
+    # DEST checked new or empty first, as the copy's place
+    with new_directory(dest) as staging, open_index(args.index) as index:
+        before = index.stats()["file_size"]
+        try:
+            index.compact(staging)
+        except (lmdb.CorruptedError, lmdb.PageNotFoundError):
+            raise  # the index read is damaged
+        except lmdb.Error as exc:  # the copy cannot be written: a full disk, a quota
+            raise CliError(f"cannot write the copy to {dest}: {lmdb_reason(exc)}") from exc
     after = os.path.getsize(os.path.join(dest, "data.mdb"))
     obj = {"source": args.index, "dest": dest, "bytes_before": before, "bytes_after": after}
     out.write_object(

@@ -1,5 +1,10 @@
 """The destination folder of ``compact``: new or empty, and left as it was if the copy does
-not finish (an interrupted copy would otherwise look like a whole index of fewer entries)."""
+not finish (an interrupted copy would otherwise look like a whole index of fewer entries).
+
+The copy is written into a staging folder beside ``dest`` (``.NAME.partial-PID``, on the
+same file system), renamed into place once whole: a copy killed where nothing can clean up
+after it (SIGKILL, a crash) leaves that folder, never a partial index at ``dest``.
+"""
 
 from __future__ import annotations
 
@@ -12,32 +17,33 @@ from .output import CliError
 
 
 @contextlib.contextmanager
-def new_directory(dest: str) -> Iterator[None]:
-    """A copy into ``dest`` (checked new or empty) inside the block: whatever it wrote is
-    removed when the block raises, interrupted or failed, and the error goes on (an OSError
-    as a CliError naming ``dest``: it cannot be written there)."""
+def new_directory(dest: str) -> Iterator[str]:
+    """The folder to write a copy into, inside the block, renamed to ``dest`` (checked new
+    or empty) when the block ends: whatever it wrote is removed when the block raises,
+    interrupted or failed, and the error goes on (an OSError as a CliError naming ``dest``:
+    it cannot be written there)."""
     if os.path.exists(dest) and (not os.path.isdir(dest) or os.listdir(dest)):
         raise CliError(f"{dest} exists and is not an empty directory")
-    existed = os.path.isdir(dest)
+    parent, name = os.path.split(os.path.abspath(dest))
+    staging = os.path.join(parent, f".{name}.partial-{os.getpid()}")
     try:
-        yield
+        if not os.path.lexists(parent):
+            os.makedirs(parent)
+        shutil.rmtree(staging, ignore_errors=True)  # a copy of this pid's, killed before
+        os.mkdir(staging)
+        yield staging
+        if os.path.isdir(dest):  # checked empty above
+            os.rmdir(dest)
+        os.rename(staging, dest)
     except OSError as exc:
-        _remove_copy(dest, existed)
+        _remove(staging)
         raise CliError(f"cannot write the copy to {dest}: {exc.strerror or exc}") from exc
     except BaseException:
-        _remove_copy(dest, existed)
+        _remove(staging)
         raise
 
 
-def _remove_copy(dest: str, existed: bool) -> None:
-    """Remove what a copy wrote to ``dest`` (the folder itself, unless it ``existed``)."""
+def _remove(staging: str) -> None:
+    """Remove a copy that did not finish."""
     with contextlib.suppress(OSError):
-        if not existed:
-            shutil.rmtree(dest)
-        else:
-            for name in os.listdir(dest):
-                path = os.path.join(dest, name)
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path)
-                else:
-                    os.remove(path)
+        shutil.rmtree(staging)

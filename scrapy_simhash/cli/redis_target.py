@@ -187,8 +187,8 @@ def cmd_compact(args: argparse.Namespace, out: Output) -> int:
     Redis index under ``--key``."""
     source, dest = args.index, args.dest
     if isinstance(source, RedisTarget):
-        with new_directory(dest), open_redis(source) as index:
-            copied = index.compact(dest)
+        with new_directory(dest) as staging, open_redis(source) as index:
+            copied = index.compact(staging)
         shown = f"{source} key {source.key}"
     else:
         assert isinstance(dest, RedisTarget)
