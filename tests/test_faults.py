@@ -669,7 +669,9 @@ STRACE = shutil.which("strace")
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 
 
-def _crawl_with_eio(tmp_path: Path, inject: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+def _crawl_with_eio(
+    tmp_path: Path, inject: str, *settings: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
     """``scrapy crawl news`` of the example project (inline, its site on a free port), with
     strace making the index's ``fdatasync`` calls fail with EIO as ``inject`` says. The index
     is created first, so that every sync the crawl makes is one of its commits."""
@@ -681,6 +683,7 @@ def _crawl_with_eio(tmp_path: Path, inject: str) -> tuple[subprocess.CompletedPr
         sys.executable, "-m", "scrapy", "crawl", "news", "-a", "port=0",
         "-O", str(tmp_path / "items.jsonl"),
         "-s", f"SIMHASH_DIR={index_dir}", "-s", "SIMHASH_WORKERS=0", "-s", "LOG_LEVEL=INFO",
+        *(part for setting in settings for part in ("-s", setting)),
     ]  # fmt: skip
     done = subprocess.run(
         command, cwd=EXAMPLE, capture_output=True, text=True, timeout=300, check=False
@@ -725,6 +728,22 @@ def test_an_injected_io_error_on_one_commit_is_retried_and_loses_nothing(tmp_pat
         # crawl's simhash/duplicate/by/* stats)
         rules = sorted(drop.rule for drop in reopened.drops())
         assert rules == ["hamming"] * 6 + ["sentences"]
+
+
+@pytest.mark.skipif(STRACE is None, reason="no strace on PATH (.ci/run installs Debian's)")
+def test_each_page_its_own_commit_waits_for_the_retry_before_giving_up(tmp_path):
+    """SIMHASH_COMMIT_EVERY = 1: the first four commits fail, back to back. Those made while
+    the first failure's wait runs are the same fault (their pages pass unchecked, counted),
+    not three more attempts spent within the same second: the crawl goes on and the pages
+    after them are written. It gave up, and stopped the crawl, after the fourth page."""
+    done, index = _crawl_with_eio(tmp_path, ":when=1..4", "SIMHASH_COMMIT_EVERY=1")
+    log = done.stderr
+    assert done.returncode == 0 and "Traceback" not in log
+    assert "'finish_reason': 'finished'" in log
+    assert "'simhash/index/errors': 4" in log and "'simhash/skipped/index_error': 4" in log
+    assert "still not written" not in log and log.count("writing failed") == 1
+    with SimhashIndex(index, readonly=True) as reopened:
+        assert reopened.verify() == [] and len(reopened) >= 1
 
 
 @deferred_f_from_coro_f

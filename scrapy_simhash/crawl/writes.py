@@ -93,6 +93,7 @@ class IndexWrites:
         #: The pages stored since the last commit, written again after a failed write.
         self._journal: list[Written] = []
         self._failures = 0  # failed writes since the last commit that held
+        self._retry_at = 0.0  # each page its own commit: a failure before this is the same
         self._unbegun = False  # the journal waits for a batch that could not begin
         self._damage_seen = False  # a damaged record was met (and said) in this crawl
         #: The index could not be written: pages pass unchecked.
@@ -209,6 +210,10 @@ class IndexWrites:
         self.stats.inc_value("simhash/index/errors")
         if self._unbegun:
             return
+        if not self._batching and time.monotonic() < self._retry_at:
+            # each page its own commit: a page failing while the last failure's wait runs is
+            # the same fault (its page passes unchecked, counted), not the next attempt
+            return
         self._failures += 1
         if self._failures == 1:
             logger.error(_failure_message(self._path(), exc), extra=self._log_extra)
@@ -216,6 +221,15 @@ class IndexWrites:
             self._give_up()
             return
         delay = RETRY_DELAYS[self._failures - 1]
+        if not self._batching:
+            self._retry_at = time.monotonic() + delay
+            logger.warning(
+                "Simhash index %s: write failed (%s); pages whose write fails in the next %g s "
+                "pass unchecked, then the next one is tried again (attempt %d of %d)",
+                self._path(), exc, delay, self._failures, len(RETRY_DELAYS),
+                extra=self._log_extra,
+            )  # fmt: skip
+            return
         logger.warning(
             "Simhash index %s: write failed (%s); %d pages stored since the last commit are "
             "written again, committed in %g s (attempt %d of %d)",
