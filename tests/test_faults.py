@@ -665,6 +665,36 @@ async def test_an_unexpected_error_in_a_check_costs_its_page_not_the_crawl(
     assert len(tracebacks) == 1 and "unexpected error checking" in tracebacks[0].getMessage()
 
 
+def test_an_index_opens_where_the_address_space_is_limited(tmp_path):
+    """Under ``ulimit -v`` (8 GB here) the map LMDB reserves (1 TiB) cannot be had: the index
+    takes the largest that can, says so, and works; the command line reads it."""
+    import resource
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+
+    path = tmp_path / "ix"
+    code = (
+        "import sys\n"
+        "from scrapy_simhash import SimhashIndex\n"
+        "with SimhashIndex(sys.argv[1]) as index:\n"
+        "    index.insert(1, 'https://example.com/a')\n"
+        "    assert index.check_and_insert(3, 'https://example.com/b') is not None\n"
+        "    assert len(index) == 1 and index.verify() == []\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)],
+        capture_output=True, text=True, check=False, timeout=120, preexec_fn=limited,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "the address space this process may use is limited" in done.stderr
+    info = subprocess.run(
+        [sys.executable, "-m", "scrapy_simhash", "info", str(path)],
+        capture_output=True, text=True, check=False, timeout=120, preexec_fn=limited,
+    )  # fmt: skip
+    assert info.returncode == 0 and "entries:             1" in info.stdout, info.stderr
+
+
 STRACE = shutil.which("strace")
 EXAMPLE = Path(__file__).resolve().parents[1] / "example_project"
 

@@ -142,8 +142,37 @@ def acquire(path: str, readonly: bool, map_size: int, sync: bool = True) -> Shar
         return shared
 
 
+#: The smallest map tried where the address space is limited (``ulimit -v``).
+SMALLEST_MAP = 1 << 28
+
+
 def _open_env(key: str, readonly: bool, map_size: int, sync: bool) -> lmdb.Environment:
-    """The LMDB environment of the directory ``key``."""
+    """The LMDB environment of the directory ``key``, its map ``map_size`` bytes, or where
+    the process may not reserve so much address space (``ulimit -v``, a 32-bit system), the
+    largest power-of-two fraction of it that it may and that holds the data file twice over
+    (at least :data:`SMALLEST_MAP`): the index can then grow to that size only, and says so
+    in its log."""
+    data = os.path.join(key, "data.mdb")
+    held = os.path.getsize(data) if os.path.exists(data) else 0
+    size = map_size
+    while True:
+        try:
+            env = _lmdb_open(key, readonly, size, sync)
+        except lmdb.MemoryError:
+            size //= 2
+            if size < max(SMALLEST_MAP, 2 * held):
+                raise
+            continue
+        if size < map_size:
+            logger.warning(
+                "index %s: the address space this process may use is limited (ulimit -v): "
+                "its map is %d MiB, not %d, and the index can grow to that size only",
+                key, size >> 20, map_size >> 20,
+            )  # fmt: skip
+        return env
+
+
+def _lmdb_open(key: str, readonly: bool, map_size: int, sync: bool) -> lmdb.Environment:
     return lmdb.open(
         os.fsencode(key),  # (a str is encoded strictly: a file name not UTF-8 would fail)
         map_size=map_size,
