@@ -159,6 +159,11 @@ def test_simhash_dir_may_be_a_path():
         ("SIMHASH_DRY_RUN", 2, "SIMHASH_DRY_RUN must be a boolean (True/False, 1/0), got 2"),
         ("SIMHASH_HTML_FIELD", "", "SIMHASH_HTML_FIELD must be a non-empty string, got ''"),
         ("SIMHASH_DIR", 5, "SIMHASH_DIR must be a non-empty string, got 5"),
+        (
+            "SIMHASH_DIR",
+            "idx\0x",
+            "SIMHASH_DIR must be a folder's path, got one with a NUL: 'idx\\x00x'",
+        ),
         ("SIMHASH_WORKERS", -1, "SIMHASH_WORKERS must be an integer between 0 and 64, got -1"),
         ("SIMHASH_TIMEOUT", 0, "SIMHASH_TIMEOUT must be a number > 0 and <= 86400, got 0"),
         (

@@ -260,8 +260,12 @@ def simhash_dir(settings: BaseSettings) -> str:
     HTTPCACHE_DIR takes one (a settings module's ``BASE_DIR / "simhash"``)."""
     value: Any = settings.get("SIMHASH_DIR")
     if isinstance(value, os.PathLike) and isinstance(os.fspath(value), str):
-        return os.fspath(value)
-    return _str(settings, "SIMHASH_DIR", SimhashConfig.dir)
+        path = os.fspath(value)
+    else:
+        path = _str(settings, "SIMHASH_DIR", SimhashConfig.dir)
+    if "\0" in path:  # no file system takes it: said here, not as a bare "embedded null byte"
+        raise ValueError(f"SIMHASH_DIR must be a folder's path, got one with a NUL: {path!r}")
+    return path
 
 
 #: URL schemes of ``SIMHASH_REDIS_URL`` (redis-py's, as scrapy-redis's ``REDIS_URL``).
