@@ -1693,18 +1693,28 @@ def test_verify_tells_a_reader_killed_from_outside_from_a_damaged_file(
         )
 
 
-def test_a_compact_is_written_beside_dest_and_renamed_into_place_whole(index_path, tmp_path):
-    """While the copy is written, nothing is at DEST: a compact killed where nothing can
-    clean up (SIGKILL, a crash) leaves its staging folder, never a partial index there."""
+def test_a_compact_is_written_in_a_staging_folder_and_moved_into_place_whole(
+    capsys, index_path, tmp_path
+):
+    """While the copy is written, DEST holds no index: a compact killed where nothing can
+    clean up (SIGKILL, a crash) leaves its staging folder, which the next compact into DEST
+    takes for a leftover. DEST itself stays what it was: here a link to an empty folder."""
     from scrapy_simhash.cli.destination import new_directory
 
-    dest = tmp_path / "copy"
+    target = tmp_path / "target"
+    target.mkdir()
+    dest = tmp_path / "link"
+    dest.symlink_to(target)
     with new_directory(str(dest)) as staging:
-        assert os.path.dirname(staging) == str(tmp_path) and ".copy.partial-" in staging
+        assert os.path.dirname(staging) == str(dest)
         with SimhashIndex(index_path, readonly=True) as index:
             index.compact(staging)
-        assert not dest.exists()
-    assert not list(tmp_path.glob(".copy.partial-*"))
+        assert not (dest / "data.mdb").exists()
+    os.rename(target / "data.mdb", target / "data.copy")  # as if killed: a staging leftover
+    (target / ".partial-1").mkdir()
+    os.rename(target / "data.copy", target / ".partial-1" / "data.mdb")
+    code, _, _ = run(capsys, "compact", index_path, str(dest))
+    assert code == 0 and dest.is_symlink() and os.listdir(target) == ["data.mdb"]
     with SimhashIndex(dest, readonly=True) as copy, SimhashIndex(index_path, readonly=True) as ix:
         assert len(copy) == len(ix) and copy.verify() == []
 

@@ -665,6 +665,71 @@ async def test_an_unexpected_error_in_a_check_costs_its_page_not_the_crawl(
     assert len(tracebacks) == 1 and "unexpected error checking" in tracebacks[0].getMessage()
 
 
+def _children(pid: int) -> list[int]:
+    text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    return [int(child) for child in text.split()]
+
+
+def test_the_command_is_interrupted_through_its_parent_and_dies_with_it(tmp_path):
+    """The command runs in a forked child (cli/guard.py): SIGINT sent to the process the
+    user started reaches it (exit 130, said once), and a child whose parent is killed
+    (SIGKILL, a caller's timeout) stops too, never writing on unseen."""
+    import signal
+    import time
+
+    path = tmp_path / "ix"
+    with SimhashIndex(path) as index:
+        index.insert_many((i << 20 | 5, f"https://example.com/{i}", {}) for i in range(300_000))
+    command = [sys.executable, "-m", "scrapy_simhash", "dump", str(path)]
+    interrupted = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert interrupted.stdout is not None and interrupted.stdout.readline()  # dumping
+    interrupted.send_signal(signal.SIGINT)
+    _, err = interrupted.communicate(timeout=60)
+    assert interrupted.returncode == 130
+    assert err.splitlines()[-1].startswith("scrapy-simhash: error: interrupted")
+    assert err.count("interrupted") == 1
+
+    orphaned = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert orphaned.stdout is not None and orphaned.stdout.readline()
+    (child,) = _children(orphaned.pid)
+    orphaned.kill()
+    orphaned.wait()
+    orphaned.stdout.close()
+    deadline = time.monotonic() + 30
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(child)  # gone, or dead and waiting for init to reap it
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(") ", 1)[-1][:1] != "Z"
+
+
+def test_the_command_runs_where_it_cannot_fork_a_guarded_child(tmp_path):
+    """Called from a thread that is not the main one (signals are the main thread's), the
+    command runs there, unguarded, and its status comes back."""
+    import threading
+
+    from scrapy_simhash.cli import main
+    from scrapy_simhash.cli.guard import in_child
+
+    path = tmp_path / "ix"
+    SimhashIndex(path).close()
+    codes: list[int] = []
+    thread = threading.Thread(
+        target=lambda: codes.append(in_child(lambda: main(["info", str(path)]), "x"))
+    )
+    thread.start()
+    thread.join(60)
+    assert codes == [0]
+
+
 def test_an_index_opens_where_the_address_space_is_limited(tmp_path):
     """Under ``ulimit -v`` (8 GB here) the map LMDB reserves (1 TiB) cannot be had: the index
     takes the largest that can, says so, and works; the command line reads it."""

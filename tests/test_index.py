@@ -793,6 +793,11 @@ def test_other_threads_read_the_committed_index_and_wait_to_write(tmp_path):
             writer = threading.Thread(target=write)
             writer.start()
             assert not wrote.wait(0.5)  # the batch holds LMDB's write lock
+            # another thread's stats() neither writes the batch's held-back table entries
+            # nor sees them
+            held = len(ix._tx.pending)
+            assert held and threading_result(ix.stats)["entries"] == 1
+            assert len(ix._tx.pending) == held
             with pytest.raises(RuntimeError, match="another thread"):
                 threading_result(lambda: ix.batch().__enter__())
         writer.join(10)

@@ -292,6 +292,9 @@ def _terminated_on_sigterm() -> Iterator[None]:
         return
 
     def terminate(signum: int, frame: Any) -> None:
+        # once: the same SIGTERM can come twice (sent to the process group, and passed on
+        # by the parent of cli/guard.py), and a second must not break the first's cleanup
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise Terminated
 
     before = signal.signal(signal.SIGTERM, terminate)

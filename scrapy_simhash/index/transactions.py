@@ -110,8 +110,8 @@ class Transactions:
         """Write the pending table entries into the batch transaction. An error or an
         interrupt there (KeyboardInterrupt) rolls back the whole uncommitted batch: its
         documents lack some of their entries, and must never be committed so."""
-        if self.batch is None or not len(self.pending):
-            return
+        if not self.batching() or not len(self.pending):
+            return  # (another thread's call: the batch is its thread's to write)
         self._busy += 1
         try:
             self._flush_into(self.batch, self.pending.take())
