@@ -42,8 +42,12 @@ def in_child(command: Callable[[], int], prog: str) -> int:
     _flush()
     parent = os.getpid()
     pid = os.fork()
-    if pid == 0:
-        os._exit(_child(command, prog, parent))
+    if pid == 0:  # never returns: the child must not go on as the caller
+        code = 1
+        try:
+            code = _child(command, prog, parent)
+        finally:
+            os._exit(code)
 
     def forward(signum: int, frame: Any) -> None:
         with contextlib.suppress(ProcessLookupError):
