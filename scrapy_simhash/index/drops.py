@@ -28,7 +28,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..text.signature import RULES
-from .records import DamagedIndexError, Entry, decode_key, doc_id, sealed, unsealed
+from .records import (
+    DamagedIndexError,
+    Entry,
+    decode_key,
+    doc_id,
+    sealed,
+    stored_count,
+    unsealed,
+)
 from .storage import Space, Txn, stream
 
 DROPS = b"drops"
@@ -36,8 +44,6 @@ ORDER = b"dseq"
 BY_KEPT = b"dkept"
 #: The meta key of the last sequence number given to a drop record.
 LAST = b"drops_seq"
-#: The most digits a stored count can have (2**63 has 19).
-_COUNT_DIGITS = 19
 
 HEADER = struct.Struct(">QdBBQ16sI")
 SEQUENCE = struct.Struct(">Q")
@@ -107,16 +113,11 @@ def last_drop_given(txn: Txn, meta: Space) -> int:
     last = txn.get(LAST, db=meta)
     if last is None:
         return 0
-    if not bytes(last).isdigit() or len(last) > _COUNT_DIGITS:
+    given = stored_count(bytes(last))
+    if given is None:
         raise DamagedIndexError(
             f"index damaged: the last drop sequence number given is {bytes(last)[:40]!r},"
             " not a number of a drop record"
-        )
-    given = int(last)
-    if given >= 1 << 63:  # (a record's header holds 64 bits: no index gives so many)
-        raise DamagedIndexError(
-            f"index damaged: the last drop sequence number given is {given}, past any"
-            " a drop record can hold"
         )
     return given
 

@@ -14,12 +14,12 @@ Every change is one write transaction, so a killed process loses only uncommitte
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,7 @@ from .documents import Documents, Match
 from .drops import BY_KEPT, DROPS, ORDER, Drop, Drops, check_drop_limit
 from .face import IndexFace, layout_stats
 from .layout import Layout
-from .lmdb_storage import DEFAULT_MAP_SIZE, LmdbStorage
+from .lmdb_storage import DEFAULT_MAP_SIZE, LmdbStorage, remove_environment
 from .loading import load
 from .maintenance import count_stats, quick_check, verify
 from .meta import (
@@ -129,22 +129,19 @@ class SimhashIndex(IndexFace):
         self._closed = True
         self._queries = 0
         self._candidates = 0
+        open_storage = partial(
+            LmdbStorage, self.path, readonly=self.readonly, map_size=map_size, sync=bool(sync)
+        )
         try:
-            storage = LmdbStorage(
-                self.path, readonly=self.readonly, map_size=map_size, sync=bool(sync)
-            )
+            storage = open_storage()
         except DamagedIndexError as exc:
             if not reset:
                 raise
             # an environment LMDB cannot open (cut short, not LMDB's): the reset asked for
             # starts afresh from its files, as it would from its contents
             logger.warning("index %s cannot be opened (%s): reset makes it anew", self.path, exc)
-            for name in ("data.mdb", "lock.mdb"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.remove(os.path.join(self.path, name))
-            storage = LmdbStorage(
-                self.path, readonly=self.readonly, map_size=map_size, sync=bool(sync)
-            )
+            remove_environment(self.path)
+            storage = open_storage()
         self._tx = Transactions(storage, self._put_pending)
         self._closed = False
         try:

@@ -9,6 +9,7 @@ atomic. The multi space (``fps``) is a DUPSORT+DUPFIXED database.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import struct
@@ -132,7 +133,7 @@ def acquire(path: str, readonly: bool, map_size: int, sync: bool = True) -> Shar
         except lmdb.InvalidError as exc:  # a data file not LMDB's, or cut within its header
             raise NotLmdbFileError(str(exc)) from None
         try:
-            _check_length(env, key)
+            _refuse_cut_short(env, key)
         except BaseException:
             env.close()
             raise
@@ -194,7 +195,7 @@ _META = struct.Struct("<IIQQ" + "IHHQQQQQ" * 2 + "QQ")
 _MAGIC, _NO_PAGE = 0xBEEFC0DE, (1 << 64) - 1
 
 
-def _check_length(env: lmdb.Environment, path: str) -> None:
+def _refuse_cut_short(env: lmdb.Environment, path: str) -> None:
     """Refuse a data file cut short (a copy stopped midway, a disk that filled while it was
     written): LMDB would read the missing pages through its memory map, and the process would
     die by SIGBUS at the first of them. The root pages of the last commit's two trees, read
@@ -223,6 +224,18 @@ def _check_length(env: lmdb.Environment, path: str) -> None:
             f"index damaged: its data file is cut short ({size} bytes: the last commit's "
             f"pages {', '.join(str(r) for r in roots if r != _NO_PAGE)} are past its end)"
         )
+
+
+#: The files of an LMDB environment in its directory.
+FILES = ("data.mdb", "lock.mdb")
+
+
+def remove_environment(path: str) -> None:
+    """Remove the environment's files from the directory ``path`` (a reset of one LMDB
+    cannot open: cut short, or not LMDB's), leaving the directory."""
+    for name in FILES:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(path, name))
 
 
 def release(shared: SharedEnv) -> None:

@@ -38,6 +38,19 @@ FINGERPRINT_LIMIT = 1 << 64
 BUCKET_TARGET = 256
 
 
+#: No index holds a count this large (a drop record's header holds its number in 64 bits).
+COUNT_LIMIT = 1 << 63
+
+
+def stored_count(value: bytes) -> int | None:
+    """The count ``value`` (decimal digits) stores, or None when it is no count an index can
+    hold: not digits, or :data:`COUNT_LIMIT` and more (a damaged meta)."""
+    if not value.isdigit() or len(value) > len(str(COUNT_LIMIT)):
+        return None
+    count = int(value)
+    return count if count < COUNT_LIMIT else None
+
+
 def doc_id(key: str) -> bytes:
     """The 16-byte id a document is stored under."""
     return hashlib.blake2b(key.encode("utf-8"), digest_size=16).digest()

@@ -27,7 +27,7 @@ import numpy as np
 
 from .bulk import Ahead, bucket_entries, bucket_values, sorted_distinct
 from .layout import Layout, TablePlan
-from .records import CHECK, Buckets, DamagedIndexError
+from .records import CHECK, Buckets, DamagedIndexError, stored_count
 from .storage import Space, Txn, main_table, recent_table
 
 logger = logging.getLogger(__name__)
@@ -66,9 +66,10 @@ def read_count(txn: Txn, meta: Space, name: bytes = COUNT) -> int:
     index open)."""
     stored = txn.get(name, db=meta)
     value = b"0" if stored is None else bytes(stored)
-    if not value.isdigit() or len(value) > 19 or int(value) >= 1 << 63:  # no index holds so many
+    count = stored_count(value)
+    if count is None:
         raise DamagedIndexError(f"index damaged: its count {name.decode()!r} is {value[:40]!r}")
-    return int(value)
+    return count
 
 
 def add_count(txn: Txn, meta: Space, delta: int, name: bytes = COUNT) -> int:
