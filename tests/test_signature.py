@@ -40,8 +40,10 @@ from .test_fingerprint import CELL_LINES, DATA_TABLE_ROWS, PAGE_DATA_TABLE, TEXT
 from .test_scrapy_crawl import SiteSpider
 
 # A signature is a storage format: these values change only with FINGERPRINT_VERSION
-# (version 15 pinned "page_data_table", whose words count its data table's 106 words beside
-# its prose's 32, and changed no other value; version 14 pinned "page_source_wrapped", EN as
+# (version 16 pinned "page_spec_table", whose spec table's five numbers are content numbers
+# since then, and changed no other value; version 15 pinned "page_data_table", whose words
+# count its data table's 106 words beside its prose's 32, and changed no other value;
+# version 14 pinned "page_source_wrapped", EN as
 # a fallback extractor returns a paragraph wrapped in its HTML source: its signature is
 # EN's, and changed no other value; version 13
 # pinned "page_priced_teasers", whose headlines with their dates are chrome
@@ -92,6 +94,8 @@ GOLDEN = {
     "297a4b48c4521a294632dd4059e08057f518333d10eb1a4",
     "page_data_table": "6b094c240d3a08e3000000000000000092c9d399fcbf40c38a000000000002ddd120"
     "70bdd656a8a882f2179c628a41",
+    "page_spec_table": "4b4dce40a9cb439b994563ece425ecde98ba1e497790793d2c000000050002329a32a1"
+    "e289658a4343dee98529d754",
 }
 
 PARAGRAPHS = [
@@ -1266,6 +1270,40 @@ def test_product_pages_that_differ_in_their_numbers_are_told_apart():
     texts = [extract_text(_product_page(*p)) for p in (SMALL, LARGE)]
     a, b = (page_signature(t, words_only) for t in texts)
     assert a.number_count == b.number_count == 0 and a.is_near_duplicate(b)
+
+
+def _spec_page(model: str, style: str, values: list[int], views: int = 12) -> str:
+    """A product page whose spec table gives its numbers bare: each row's unit in its name
+    cell ("header"), or no unit at all ("bare", as many shops list counts and sizes); and a
+    table of the page's counters below it."""
+    units = ["g", "mm", "mm", "mm", "mm"]
+    names = [f"{n} ({u})" if style == "header" else n for n, u in zip(SPECS, units, strict=True)]
+    rows = "".join(
+        f"<tr><th>{name}</th><td>{v}</td></tr>" for name, v in zip(names, values, strict=True)
+    )
+    counters = f"<table><tr><td>Views</td><td>{views}</td></tr></table>"
+    paragraphs = [*PARAGRAPHS[5:8], f"The {model} comes in every colour this season."]
+    page = _plain_layout("Trail running shoe", paragraphs)
+    return page.replace("</article>", f"<table>{rows}</table>{counters}</article>")
+
+
+@pytest.mark.parametrize("style", ["header", "bare"])
+def test_products_whose_spec_tables_hold_bare_numbers_are_told_apart(style):
+    """Version 16: the rows of a spec table are content lines, whatever their length, and a
+    row's number counts though its unit is in the name cell or nowhere. Version 15 left the
+    rows out as chrome (short cells), and two products of one description were one page."""
+    small = _signature(_spec_page("TR-410", style, [245, 6, 28, 4, 98]))
+    large = _signature(_spec_page("TR-410", style, [312, 8, 33, 5, 104]))
+    assert small.number_count >= 5 and large.number_count >= 5
+    assert not small.is_near_duplicate(large)
+    # the same product, crawled again with more views: its counter is no content number
+    again = _signature(_spec_page("TR-410", style, [245, 6, 28, 4, 98], views=4321))
+    assert again == small
+    # without number features (SIMHASH_NUMBERS = False), the rows are chrome as before
+    words_only = Fingerprinter(numbers=False)
+    texts = [extract_text(_spec_page("TR-410", style, v)) for v in ([245, 6, 28, 4, 98], [312] * 5)]
+    a, b = (page_signature(t, words_only) for t in texts)
+    assert a.fingerprint == b.fingerprint and a.is_near_duplicate(b)
 
 
 def test_an_index_keeps_whether_numbers_are_features(tmp_path, capsys):

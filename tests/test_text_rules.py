@@ -794,3 +794,61 @@ def test_data_tables_are_runs_of_rows_with_filled_cells() -> None:
     menu = "\n".join(["| Home | | News |"] * 10)  # two filled cells
     assert data_table_words(headlines) == data_table_words(menu) == 0
     assert data_table_words("\n".join(["  " + row] * DATA_ROWS)) == data_table_words(table)
+
+
+# ---------------------------------------------------------------- spec tables (version 16)
+
+
+SPEC_ROWS_EN = ["| Weight | 245 g |", "|---|---|", "| Drop | 6 |", "| Stack height | 28 |"]
+
+
+def test_a_run_of_name_and_number_rows_is_a_spec_table() -> None:
+    lines = [PROSE_EN, *SPEC_ROWS_EN, "| Width | 98 |", PROSE_EN]
+    # the rule line between the first rows breaks no run, and is no row of it
+    assert chrome.spec_rows(lines) == {1, 3, 4, 5}
+    assert chrome.spec_rows([*SPEC_ROWS_EN, PROSE_EN, "| Width | 98 |"]) == set()  # 3, 1
+    zh = ["| 存储容量 | 256 |", "| 运行内存 | 16 |", "| 屏幕尺寸 | 6.7 |", "| 重量 | 186 |"]
+    assert chrome.spec_rows(zh) == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "| Weight | heavy |",  # no number first in the value
+        "| 2019 | 245 |",  # a number for a name
+        "| Weight | 245 | 312 |",  # three cells: a data table's row, not a name and its value
+        "| - | 245 |",  # no letter in the name
+    ],
+)
+def test_rows_that_are_no_name_and_number_break_a_spec_table(row) -> None:
+    rows = ["| Weight | 245 |", "| Drop | 6 |", "| Stack height | 28 |", "| Width | 98 |"]
+    assert chrome.spec_rows(rows) == {0, 1, 2, 3}
+    assert chrome.spec_rows([*rows[:2], row, *rows[2:]]) == set()
+
+
+def test_spec_rows_are_kept_only_with_number_features() -> None:
+    rows = ["| Weight | 245 |", "| Drop | 6 |", "| Stack height | 28 |", "| Width | 98 |"]
+    text = "\n".join([PROSE_EN, PROSE_EN.replace("Tuesday", "Friday"), *rows])
+    assert strip_chrome(text).split("\n")[2:] == []
+    assert strip_chrome(text, keep=lambda line: False).split("\n")[2:] == rows
+
+
+@pytest.mark.parametrize(
+    ("line", "quantity"),
+    [
+        ("| weight (g) | 161 |", True),
+        ("| battery (mah) | 4346 |", True),
+        ("| 重量(克) | 180 |", True),
+        ("| price (usd) | 300 |", True),
+        ("| weight [kg] | 12 |", True),
+        ("| weight | 161 |", False),  # no unit: kept only as a row of a spec table
+        ("| notes (see below) | 161 |", False),  # no unit in the brackets
+    ],
+)
+def test_a_table_rows_unit_may_be_in_its_name_cell(line, quantity) -> None:
+    assert has_quantity(line) is quantity
+
+
+@pytest.mark.parametrize("line", ["| views | 1234 |", "| comments | 12 |", "| 阅读 | 1234 |"])
+def test_a_counter_in_a_tables_cells_is_no_content_number(line) -> None:
+    assert not any(c.isdigit() for c in blank_dates(normalize(line)))

@@ -287,9 +287,50 @@ def data_table_words(text: str) -> int:
     return words
 
 
+#: A spec table is a run of at least this many rows of a name and its number...
+SPEC_ROWS = 4
+# ... each of two filled cells: a name (a word in it, no digit first) and a number first
+# (and a table's rule line between its rows, "|---|---|", breaks no run).
+_RULE_ROW = re.compile(r"\|[\s|:-]*")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _is_spec_row(s: str) -> bool:
+    """Whether a stripped line is a table row of a name and its value, the value a number
+    ("| Weight | 161 g |", "| 重量 | 180 |")."""
+    if not s.startswith("|"):
+        return False
+    cells = _filled_cells(s)
+    if len(cells) != 2:
+        return False
+    name, value = cells[0].strip(), cells[1].lstrip()
+    return value[:1].isdecimal() and not name[:1].isdecimal() and _LETTER.search(name) is not None
+
+
+def spec_rows(lines: list[str]) -> set[int]:
+    """The indexes of the lines that are rows of a spec table: runs of at least
+    :data:`SPEC_ROWS` rows each of a name and a number (a product's specifications, a
+    fact box). Their numbers are the page's content, however short the rows (version 16):
+    two products of one description differ in them."""
+    found: set[int] = set()
+    run: list[int] = []
+    for i, line in enumerate([*lines, ""]):
+        s = line.strip()
+        if s.startswith("|") and _is_spec_row(s):
+            run.append(i)
+            continue
+        if run and s.startswith("|") and _RULE_ROW.fullmatch(s):
+            continue
+        if len(run) >= SPEC_ROWS:
+            found.update(run)
+        run = []
+    return found
+
+
 def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
-    """The prose lines of ``text`` in order, with the chrome lines ``keep`` accepts (not
-    other headlines with their dates, :attr:`Verdict.HEADLINES`), or the whole text when
+    """The prose lines of ``text`` in order, with the chrome lines ``keep`` accepts and,
+    when there is a ``keep``, the rows of a spec table (:func:`spec_rows`); never other
+    headlines with their dates (:attr:`Verdict.HEADLINES`). Or the whole text when
     they hold fewer than :data:`MIN_KEPT` words. A list of other articles under its heading
     is left out whole."""
     lines: list[str] = []
@@ -297,7 +338,10 @@ def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
     related = False  # in a list of other articles, under its heading
     marked = False  # after such a list's bare item mark: an indented line is the item's text
     heading = ""  # the last short chrome line, while no other line has come since
-    for line in text.split("\n"):
+    split = text.split("\n")
+    # with numbers kept, the rows of a spec table are too (none without a table row)
+    specs = spec_rows(split) if keep is not None and "|" in text else ()
+    for i, line in enumerate(split):
         s = line.strip()  # once a line, for both readings
         if related or (heading and s and _in_list(s) and is_related_heading(heading)):
             # (a heading is looked up only where a list follows it)
@@ -314,7 +358,9 @@ def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
             kept += least
             continue
         verdict, size = _judged_stripped(s)
-        if not verdict or (verdict is Verdict.CHROME and keep is not None and s and keep(line)):
+        if not verdict or (
+            verdict is Verdict.CHROME and keep is not None and s and (i in specs or keep(line))
+        ):
             lines.append(line)
             kept += size
         elif s and size < MIN_LINE:

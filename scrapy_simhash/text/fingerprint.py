@@ -95,7 +95,12 @@ from .wrap import join_continued, unwrap
 #: 15: a page signature's count of words holds the words of the text's data tables that the
 #: chrome filter leaves out (:func:`.chrome.data_table_words`): no feature changes, but the
 #: first 30% of an article that is mostly tables is a shorter page. Fingerprints unchanged.
-FINGERPRINT_VERSION = 15
+#: 16: with numbers as features, a spec table's rows (runs of rows of a name and a number:
+#: "| Weight | 245 |") and a table row whose unit is in its name cell ("| Weight (g) | 245 |")
+#: are content lines, whatever their length (:func:`.chrome.spec_rows`,
+#: :func:`.numbers.has_quantity`); a counter in a table's cells ("| views | 1234 |") is no
+#: content number. Two products of one description, with other specs, are told apart.
+FINGERPRINT_VERSION = 16
 
 BITS = 64
 _MASK = (1 << BITS) - 1

@@ -118,7 +118,8 @@ _DATE_PATTERNS: tuple[tuple[str, str | None], ...] = (
     (rf"(?<![\d.,]){_NUM}\s*(?:{_TIME_UNITS})\b", "latin"),
     # counters: 12 comments, 1.2k views, comments (12), views: 1,234
     (rf"(?<![\d.,]){_NUM}\s*[km]?\s*(?:{_COUNTERS})\b", "latin"),
-    (rf"\b(?:{_COUNTERS})\s*[:(]?\s*{_NUM}\s*[km]?\b", "latin"),
+    # (and a table's cells: | views | 1234 |; version 16)
+    (rf"\b(?:{_COUNTERS})\s*[:(|]?\s*{_NUM}\s*[km]?\b", "latin"),
     # page and picture counters: page 2 of 5, photo 3/10, (1/5)
     (rf"\b(?:{_PAGE_WORDS})\.?\s*{_NUM}(?:\s*(?:of|/|von|de|di)\s*{_NUM})?", "latin"),
     (rf"[(\[]\s*{_NUM}\s*/\s*{_NUM}\s*[)\]]", None),
@@ -128,7 +129,7 @@ _DATE_PATTERNS: tuple[tuple[str, str | None], ...] = (
     (r"\d{1,2}\s*[点點時时시]\s*(?:\d{1,2}\s*[分분])?(?:\s*\d{1,2}\s*[秒초])?", "cjk"),
     (r"\d+\s*(?:秒|分钟|分鐘|小时|小時|个小时|個小時|天|周|週|个月|個月|초|분|시간)", "cjk"),
     # CJK counters: 阅读 1234, 评论(12), 1.2万阅读, 36人参与, 12条评论; page counts
-    (rf"(?:{_CJK_COUNTERS})(?:量|数|數|次数|次數)?\s*[:：(（]?\s*{_NUM}\s*[万萬千wk]?", "cjk"),
+    (rf"(?:{_CJK_COUNTERS})(?:量|数|數|次数|次數)?\s*[:：(（|]?\s*{_NUM}\s*[万萬千wk]?", "cjk"),
     (rf"{_NUM}\s*[万萬千wk]?\s*[人次条條个個]?\s*(?:{_CJK_COUNTERS})", "cjk"),
     (rf"[第共]\s*{_NUM}\s*[页頁张張幅条條]", "cjk"),
     (rf"{_NUM}\s*/\s*{_NUM}\s*[页頁]", "cjk"),
@@ -296,6 +297,8 @@ _QUANTITY = re.compile(
     rf"|\d\s*(?:{_UNITS})(?![^\W\d_])"
     r"|(?<![\d.,])\d+[.,]\d+(?![\d.,]?\d)"
     r"|(?<![\d.,:])\d{1,3}\s*(?:-|–|:|比)\s*\d{1,3}(?![\d.,:])"
+    # a table row's number whose unit is in the name cell ("| weight (g) | 161 |"; version 16)
+    rf"|[(\[]\s*(?:{_UNITS}|{_CURRENCY})\s*[)\]]\s*\|\s*\d"
 )
 
 
