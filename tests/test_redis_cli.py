@@ -14,7 +14,8 @@ import pytest
 
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.index.records import doc_id
-from scrapy_simhash.index.redis_index import REDIS_FORMAT_VERSION, RedisIndex
+from scrapy_simhash.index.redis_index import RedisIndex
+from scrapy_simhash.index.redis_meta import REDIS_FORMAT_VERSION
 from scrapy_simhash.text.fingerprint import FINGERPRINT_VERSION
 
 from ._redis_server import RedisServer

@@ -7,7 +7,7 @@ index lives in one cluster slot and every script may touch all of its keys:
 
 * ``{KEY}:meta``: format and fingerprint versions, k, the layout (JSON), the bucket split
   (``field_bits``), ``created`` (a token new at every creation) and the count of distinct
-  fingerprints;
+  fingerprints (:mod:`.redis_meta` creates, reads and checks it);
 * ``{KEY}:docs``: document id (16 bytes, :func:`.records.doc_id`) -> document record (the
   LMDB index's bytes: fingerprint, first seen, key, JSON record);
 * ``{KEY}:fps``: fingerprint (8 bytes) -> the ids of its documents, concatenated;
@@ -28,9 +28,9 @@ index lives in one cluster slot and every script may touch all of its keys:
 * ``{KEY}:t00``, ...: one hash per table. A permuted fingerprint's top ``field_bits`` bits
   name its bucket (a hash field); the field's value is the bucket: the other bits of every
   permuted fingerprint in it, each in ``w`` bytes, concatenated in ascending order. Buckets
-  hold hundreds of values at the expected size (:func:`choose_field_bits`), so an index of
-  10^7 fingerprints is tens of thousands of fields per table, not one key per bucket, and
-  costs about ``w`` (6 or 7) bytes per fingerprint and table.
+  hold hundreds of values at the expected size (:func:`.redis_meta.choose_field_bits`), so an
+  index of 10^7 fingerprints is tens of thousands of fields per table, not one key per
+  bucket, and costs about ``w`` (6 or 7) bytes per fingerprint and table.
 
 Every change and every decision is made by one Lua script (``redis_script.lua``), called
 by EVALSHA and loaded again on NOSCRIPT (after a restart or a failover). A call carries one
@@ -108,12 +108,11 @@ about the last second); a failover loses what the replica had not received.
 from __future__ import annotations
 
 import logging
-import secrets
 import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from importlib import resources
 from typing import Any
 
@@ -121,13 +120,13 @@ import numpy as np
 
 from ..text.fingerprint import FINGERPRINT_VERSION
 from ..text.signature import DEFAULT_RULE, RULES, PageSignature, Rule
-from . import redis_checks
+from . import redis_checks, redis_meta
 from .copies import copy_drops, copy_repeats, signed_items
 from .documents import Match
 from .drops import Drop, check_drop_limit, decode_drop, rule_code
 from .face import IndexFace, layout_stats
-from .layout import MAX_TABLES, Layout, choose_layout
-from .meta import DEFAULT_MAX_DISTANCE, IndexMismatchError, check_open
+from .layout import Layout
+from .meta import IndexMismatchError, check_open
 from .pairs import document_pairs
 from .records import (
     DamagedIndexError,
@@ -144,6 +143,7 @@ from .records import (
 )
 from .redis_bulk import INSTALL, bulk_load
 from .redis_client import EvictingServerError, check_prefix, connect, redact, redis_errors
+from .redis_meta import REDIS_FORMAT_VERSION, Split, fingerprint_count
 from .sentences import (
     decode_signature,
     site_of,
@@ -151,18 +151,6 @@ from .sentences import (
 
 logger = logging.getLogger(__name__)
 
-#: Version of the Redis key layout written by this module; other versions are refused.
-#: 3: drop records.
-#: 4: the pages of each site dropped through each sentence (``reps``), for the guard.
-REDIS_FORMAT_VERSION = 4
-#: A bucket holds at most about this many fingerprints at the expected size (a check copies
-#: its buckets in the server: at 10^6 and buckets of 1024, 4 tables cost 200 us of server CPU
-#: a check-and-insert).
-BUCKET_MAX = 128
-#: The smallest expected size buckets are sized for (a few hundred KB of fields at most).
-SMALLEST_SIZE = 1 << 20
-#: Bytes a hash field costs besides its value, in the estimate of :func:`choose_field_bits`.
-_FIELD_COST = 96
 #: Documents sent per pipeline by :meth:`RedisIndex.insert_many`.
 CHUNK = 1000
 #: How many times a check is made again after another process changed the same document.
@@ -178,15 +166,6 @@ _DECIDING = frozenset({"check", "decide"})
 _DROPPING = 7
 
 SCRIPT = resources.files(__package__).joinpath("redis_script.lua").read_text()
-#: Writes a new index's meta from field, value arguments unless it exists. KEYS: meta, then
-#: the index's other keys. The answer: 1 when written, 0 when another process created the
-#: index first, -1 when its meta is missing but other keys of it are there.
-_CREATE_META = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if redis.call('EXISTS', unpack(KEYS, 2)) > 0 then return -1 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
-return 1
-"""
 #: The rule's parameters the script reads (by name): every field of :class:`Rule`.
 RULE_FIELDS = (
     "shared",
@@ -222,26 +201,6 @@ def rule_args(rule: Rule) -> list[str]:
     return [part for name in RULE_FIELDS for part in (name, repr(getattr(rule, name)))]
 
 
-def choose_field_bits(layout: Layout, expected_size: int) -> int:
-    """Bits of a permuted fingerprint that name its bucket: no more than the narrowest
-    table prefix (then a query reads one bucket per table) nor 24, buckets of at most
-    :data:`BUCKET_MAX` fingerprints at ``expected_size`` (at least :data:`SMALLEST_SIZE`, so
-    that an index growing past a small estimate keeps small buckets) where the prefixes
-    allow, and among those the least memory (values of ``8 - bits // 8`` bytes, plus a
-    field's cost)."""
-    limit = min(24, *layout.prefix_bits)
-    expected_size = max(expected_size, SMALLEST_SIZE)
-    best: tuple[float, int] | None = None
-    for bits in range(limit + 1):
-        if expected_size / 2**bits > BUCKET_MAX and bits < limit:
-            continue
-        cost = (8 - bits // 8) * expected_size + min(2**bits, expected_size) * _FIELD_COST
-        if best is None or cost < best[0]:
-            best = (cost, bits)
-    assert best is not None
-    return best[1]
-
-
 def _moved(exc: BaseException) -> bool:
     """Whether a node refused a command because another master serves its slot."""
     from redis.exceptions import MovedError
@@ -262,17 +221,6 @@ def distinct_runs(items: Sequence[SignedItem]) -> Iterator[list[SignedItem]]:
         keys.add(item[1])
     if run:
         yield run
-
-
-@dataclass(frozen=True)
-class _Split:
-    """How a table's permuted fingerprint splits into a bucket field and a value."""
-
-    bits: int  # field bits
-
-    @property
-    def width(self) -> int:  # bytes of a value
-        return 8 - self.bits // 8
 
 
 class RedisIndex(IndexFace):
@@ -340,26 +288,25 @@ class RedisIndex(IndexFace):
         reset: bool,
         numbers: bool | None,
     ) -> None:
-        stored = self._read_meta()
-        if reset and (stored or self._leftovers()):
+        stored = redis_meta.read_meta(self)
+        if reset and (stored or redis_meta.leftovers(self)):
             self.drop()
             logger.info("reset index %s", self.path)
             stored = {}
         if not stored:
-            if self._leftovers():
-                raise self._meta_lost()
+            if redis_meta.leftovers(self):
+                raise redis_meta.meta_lost(self)
             if not self._create:
                 raise ValueError(f"no index at {self.path}")
-            k = DEFAULT_MAX_DISTANCE if max_distance is None else max_distance
-            new_layout = choose_layout(k, expected_size) if layout is None else layout
-            field_bits = choose_field_bits(new_layout, expected_size)
-            stored = self._create_meta(new_layout, field_bits, numbers is not False)
-        self.layout = self._check_meta(stored, max_distance, layout, numbers)
+            stored = redis_meta.create_meta(
+                self, max_distance, expected_size, layout, numbers is not False
+            )
+        self.layout = redis_meta.check_meta(self.path, stored, max_distance, layout, numbers)
         #: Whether numbers are features of the fingerprints the index holds (as on LMDB).
         self.numbers = stored.get("numbers", "1") == "1"
         self.max_distance = self.layout.max_distance
-        self._split = _Split(int(stored["field_bits"]))
-        self._token = stored["created"]  # (present: _check_meta asks for it)
+        self._split = Split(int(stored["field_bits"]))
+        self._token = stored["created"]  # (present: check_meta asks for it)
         self._tables = [f"{{{self.key}}}:t{i:02d}" for i in range(self.layout.tables)]
         self._keys = [self._meta, self._docs, self._fps, self._sigs, self._sents,
                       self._drops, self._dseq, self._dkept, self._reps, *self._tables]  # fmt: skip
@@ -376,105 +323,11 @@ class RedisIndex(IndexFace):
         self._script = self.client.register_script(SCRIPT)
         self._install_script = self.client.register_script(INSTALL)
 
-    def _read_meta(self) -> dict[str, str]:
-        raw = self.client.hgetall(self._meta)
-        try:
-            return {bytes(k).decode(): bytes(v).decode() for k, v in raw.items()}
-        except UnicodeDecodeError:
-            raise IndexMismatchError(f"index {self.path}: bad meta (not UTF-8)") from None
-
-    def _other_keys(self) -> list[str]:
-        """Every key the index may hold besides its meta."""
-        tables = [f"{{{self.key}}}:t{i:02d}" for i in range(MAX_TABLES)]
-        return [self._docs, self._fps, self._sigs, self._sents, self._drops, self._dseq,
-                self._dkept, self._reps, *tables]  # fmt: skip
-
-    def _leftovers(self) -> int:
-        """How many keys of the index there are besides its meta."""
-        return int(self.client.exists(*self._other_keys()))
-
-    def _meta_lost(self) -> DamagedIndexError:
-        """An index whose meta is gone (a ``DEL``, an eviction) but not its other keys: its
-        parameters (k, the tables' layout, the bucket split) are lost with it, and a new meta
-        would read its tables wrong."""
-        return DamagedIndexError(
-            f"index {self.path} has lost its meta key {self._meta} (its parameters) but still "
-            f"holds {self._leftovers()} of its other keys: it cannot be read. Empty it "
-            f"(SIMHASH_RESET naming {self.key!r}; RedisIndex(reset=True)) or delete its keys"
-        )
-
-    def _create_meta(self, layout: Layout, field_bits: int, numbers: bool) -> dict[str, str]:
-        """Write a new index's meta unless another process wrote one first; the meta."""
-        meta = {
-            "format_version": str(REDIS_FORMAT_VERSION),
-            "fingerprint_version": str(FINGERPRINT_VERSION),
-            "numbers": "1" if numbers else "0",
-            "max_distance": str(layout.max_distance),
-            "layout": layout.to_json(),
-            "field_bits": str(field_bits),
-            "created": f"{time.time()!r}-{secrets.token_hex(8)}",
-            "fingerprints": "0",
-        }
-        # Whole, in one script: of processes creating the index at once, one writes its meta,
-        # and no process reads a meta half written.
-        fields = [part for item in meta.items() for part in item]
-        keys = [self._meta, *self._other_keys()]
-        created = self.client.register_script(_CREATE_META)(keys=keys, args=fields)
-        if created == -1:
-            raise self._meta_lost()
-        if created:
-            logger.debug("created index %s: %s, %d field bits", self.path, layout, field_bits)
-            return meta
-        return self._read_meta()  # another process's, whole
-
-    def _check_meta(
-        self,
-        stored: dict[str, str],
-        max_distance: int | None,
-        layout: Layout | None,
-        numbers: bool | None = None,
-    ) -> Layout:
-        def differ(what: str, on_server: object, wanted: object) -> IndexMismatchError:
-            return IndexMismatchError(
-                f"index {self.path} was built with {what}={on_server}, not {wanted}"
-            )
-
-        try:
-            fmt = int(stored.get("format_version", "0"))
-            if fmt != REDIS_FORMAT_VERSION:
-                raise differ("format_version", fmt, f"{REDIS_FORMAT_VERSION} (this code's format)")
-            fpv = int(stored.get("fingerprint_version", "0"))
-            if fpv != FINGERPRINT_VERSION:
-                raise differ(
-                    "fingerprint_version", fpv, f"{FINGERPRINT_VERSION} (this code's fingerprints)"
-                )
-            on_server = Layout.from_json(stored["layout"])
-            bits = int(stored["field_bits"])
-            if not stored.get("created"):
-                raise KeyError("created")
-        except (KeyError, ValueError) as exc:
-            if isinstance(exc, IndexMismatchError):
-                raise
-            raise IndexMismatchError(f"index {self.path}: bad meta ({exc})") from None
-        flag = stored.get("numbers", "1")
-        if flag not in ("0", "1"):
-            raise IndexMismatchError(f"index {self.path}: bad meta (numbers={flag!r})")
-        with_numbers = flag == "1"
-        if numbers is not None and numbers != with_numbers:
-            raise differ("numbers", with_numbers, numbers)
-        if max_distance is not None and max_distance != on_server.max_distance:
-            raise differ("max_distance", on_server.max_distance, max_distance)
-        if layout is not None and layout != on_server:
-            raise differ("layout", f"'{on_server}'", f"'{layout}'")
-        if not 0 <= bits <= min(24, *on_server.prefix_bits):
-            raise IndexMismatchError(f"index {self.path}: bad meta (field_bits={bits})")
-        return on_server
-
     def drop(self) -> None:
         """Delete every key of the index, in one command: a script another process runs
         meanwhile meets the index whole or finds it gone (never its meta over emptied
         keys, where it would write a page into the index that follows)."""
-        self.client.unlink(self._meta, *self._other_keys())
+        self.client.unlink(self._meta, *redis_meta.other_keys(self))
 
     # -- the script ------------------------------------------------------------------------
 
@@ -774,17 +627,9 @@ class RedisIndex(IndexFace):
         """Whether the index holds nothing: no document, drop record or learned sentence,
         and no table."""
         meta = self.client.hget(self._meta, "fingerprints")
-        if meta is None or self._number(meta) != 0:
+        if meta is None or fingerprint_count(self, meta) != 0:
             return False
         return not self.client.exists(*self._keys[1:])
-
-    def _number(self, count: bytes) -> int:
-        """The count of fingerprints ``meta`` holds; DamagedIndexError when it is none."""
-        if not bytes(count).isdigit():
-            raise DamagedIndexError(
-                f"index damaged: {self.key!r}'s count of fingerprints is {bytes(count)!r}"
-            )
-        return int(count)
 
     def _install(self, keys: list[str], args: list[Any]) -> bool:
         """:data:`.redis_bulk.INSTALL`: True when installed, False when the index is no
@@ -1052,7 +897,7 @@ class RedisIndex(IndexFace):
         if seen and entries <= 100_000:
             oldest, newest = self.seen_range()
         layout = self.layout
-        fingerprints = self._number(self.client.hget(self._meta, "fingerprints") or b"0")
+        fingerprints = fingerprint_count(self, self.client.hget(self._meta, "fingerprints") or b"0")
         return {
             "path": self.path,
             "url": self.url,
