@@ -16,8 +16,9 @@ from scrapy_simhash.index import IndexMismatchError, SimhashIndex
 from scrapy_simhash.index.layout import build_layout
 from scrapy_simhash.index.records import DamagedIndexError, doc_id
 from scrapy_simhash.index.redis_bulk import table_buckets
+from scrapy_simhash.index.redis_calls import BATCH
 from scrapy_simhash.index.redis_client import redact
-from scrapy_simhash.index.redis_index import BATCH, RedisIndex
+from scrapy_simhash.index.redis_index import RedisIndex
 from scrapy_simhash.index.redis_meta import choose_field_bits
 from scrapy_simhash.text.signature import PageSignature
 

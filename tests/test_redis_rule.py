@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from scrapy_simhash.index import IndexMismatchError, SimhashIndex
 from scrapy_simhash.index.documents import Match
 from scrapy_simhash.index.records import DamagedIndexError, doc_id, sealed
-from scrapy_simhash.index.redis_index import BATCH, RULE_FIELDS, RedisIndex
+from scrapy_simhash.index.redis_calls import BATCH, RULE_FIELDS
+from scrapy_simhash.index.redis_index import RedisIndex
 from scrapy_simhash.text.signature import DEFAULT_RULE, SENTENCES, PageSignature
 
 _SETTINGS = settings(

@@ -39,6 +39,7 @@ import numpy as np
 
 from .bulk import gc_paused, links, prepare, read_items, sorted_distinct, split_signatures
 from .records import doc_id, sealed
+from .redis_calls import pipeline
 from .sentences import sentence_key
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ class Staging:
         tag = "{" + index.key + "}"
         token = secrets.token_hex(8)
         self.keys = [f"{tag}:load:{token}:{name}" for name in names]
-        self._pipe = index._pipeline()
+        self._pipe = pipeline(index)
         self._commands = 0
         #: Fields written to each staging key.
         self.counts = [0] * len(names)

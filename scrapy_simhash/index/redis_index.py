@@ -33,11 +33,12 @@ index lives in one cluster slot and every script may touch all of its keys:
   bucket, and costs about ``w`` (6 or 7) bytes per fingerprint and table.
 
 Every change and every decision is made by one Lua script (``redis_script.lua``), called
-by EVALSHA and loaded again on NOSCRIPT (after a restart or a failover). A call carries one
-item or a batch of up to :data:`BATCH` (``check_and_insert_many``, ``insert_many``,
-``query_many``), decided one after the other in the same run, so that a script's fixed cost
-(its arguments and set-up, about half of a check's server time one by one) is paid once for
-the batch. In each mode, for each item:
+by EVALSHA and loaded again on NOSCRIPT (after a restart or a failover); its arguments are
+built, its calls made and their answers read by :mod:`.redis_calls`. A call carries one
+item or a batch of up to :data:`.redis_calls.BATCH` (``check_and_insert_many``,
+``insert_many``, ``query_many``), decided one after the other in the same run, so that a
+script's fixed cost (its arguments and set-up, about half of a check's server time one by
+one) is paid once for the batch. In each mode, for each item:
 
 * ``check``: probe every table's bucket for the values sharing the query's prefix, compute
   their Hamming distance to the query (permutations keep distances), and decide by the rule
@@ -64,7 +65,7 @@ nearest, key). A document counting fewer than the rule takes without its runs of
 (:meth:`.Rule.needs_runs`) is decided only when its fingerprint and shingles sketch, read
 from its packed signature before the checksum, let one sentence be enough
 (:meth:`.Rule.takes_one`; the rule would refuse it otherwise), as on LMDB. The script reads
-the rule's parameters from its arguments (:data:`RULE_FIELDS` of the index's
+the rule's parameters from its arguments (:data:`.redis_calls.RULE_FIELDS` of the index's
 :attr:`RedisIndex.rule`, ``DEFAULT_RULE``), so Python is the one place they are defined; the
 arithmetic is the same (doubles for the share and the length ratios, popcounts on 32-bit
 halves), and ``tests/test_redis_rule.py`` holds random signatures to the LMDB index's
@@ -108,19 +109,16 @@ about the last second); a failover loses what the replica had not received.
 from __future__ import annotations
 
 import logging
-import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
-from importlib import resources
 from typing import Any
 
 import numpy as np
 
 from ..text.fingerprint import FINGERPRINT_VERSION
-from ..text.signature import DEFAULT_RULE, RULES, PageSignature, Rule
-from . import redis_checks, redis_meta
+from ..text.signature import DEFAULT_RULE, PageSignature, Rule
+from . import redis_calls, redis_checks, redis_meta
 from .copies import copy_drops, copy_repeats, signed_items
 from .documents import Match
 from .drops import Drop, check_drop_limit, decode_drop, rule_code
@@ -142,85 +140,12 @@ from .records import (
     signed,
 )
 from .redis_bulk import INSTALL, bulk_load
+from .redis_calls import AGAIN, CHUNK, found_documents
 from .redis_client import EvictingServerError, check_prefix, connect, redact, redis_errors
 from .redis_meta import REDIS_FORMAT_VERSION, Split, fingerprint_count
-from .sentences import (
-    decode_signature,
-    site_of,
-)
+from .sentences import decode_signature, site_of
 
 logger = logging.getLogger(__name__)
-
-#: Documents sent per pipeline by :meth:`RedisIndex.insert_many`.
-CHUNK = 1000
-#: How many times a check is made again after another process changed the same document.
-_AGAIN = 20
-#: The first-seen time in a document record's header, after the fingerprint.
-_SEEN = struct.Struct(">d")
-#: Items a script takes at most (``check_and_insert_many``, ``insert_many``, ``query_many``):
-#: a script's fixed cost (its arguments, its set-up) is paid once for them all.
-BATCH = 64
-#: The script's modes that apply the rule (the others are sent without its parameters).
-_DECIDING = frozenset({"check", "decide"})
-#: The place (0-based) of what mode ``drop`` records among an item's arguments.
-_DROPPING = 7
-
-SCRIPT = resources.files(__package__).joinpath("redis_script.lua").read_text()
-#: The rule's parameters the script reads (by name): every field of :class:`Rule`.
-RULE_FIELDS = (
-    "shared",
-    "shared_share",
-    "near",
-    "length",
-    "hamming_length",
-    "contained",
-    "contained_length",
-    "sentences_veto",
-    "veto_distance",
-    "veto_runs",
-    "veto_length",
-    "shingles_distance",
-    "runs_near",
-    "runs_same",
-    "numbers_min",
-    "numbers_distance",
-    "numbers_ratio",
-    "numbers_length",
-    "guard",
-    "block_shared",
-    "block_distance",
-    "block_runs",
-)
-
-
-def rule_args(rule: Rule) -> list[str]:
-    """The rule's parameters as the script's name, value arguments (floats by ``repr``, which
-    reads back as the same double)."""
-    if set(RULE_FIELDS) != {f.name for f in fields(rule)}:
-        raise ValueError(f"the Redis script knows the rule fields {RULE_FIELDS}, not {rule}")
-    return [part for name in RULE_FIELDS for part in (name, repr(getattr(rule, name)))]
-
-
-def _moved(exc: BaseException) -> bool:
-    """Whether a node refused a command because another master serves its slot."""
-    from redis.exceptions import MovedError
-
-    return isinstance(exc, MovedError)
-
-
-def distinct_runs(items: Sequence[SignedItem]) -> Iterator[list[SignedItem]]:
-    """``items`` cut, in their order, into runs that repeat no key: each run as long as it
-    can be (a run ends before the first key it holds already)."""
-    run: list[SignedItem] = []
-    keys: set[str] = set()
-    for item in items:
-        if item[1] in keys:
-            yield run
-            run, keys = [], set()
-        run.append(item)
-        keys.add(item[1])
-    if run:
-        yield run
 
 
 class RedisIndex(IndexFace):
@@ -310,6 +235,7 @@ class RedisIndex(IndexFace):
         self._tables = [f"{{{self.key}}}:t{i:02d}" for i in range(self.layout.tables)]
         self._keys = [self._meta, self._docs, self._fps, self._sigs, self._sents,
                       self._drops, self._dseq, self._dkept, self._reps, *self._tables]  # fmt: skip
+        # the tables' permutations and prefix ranges, as the script's arguments want them
         plans = self.layout.plans
         self._forward = [plan.forward for plan in plans]
         self._inverse = [plan.inverse for plan in plans]
@@ -320,7 +246,7 @@ class RedisIndex(IndexFace):
             inverse = plan._moves(invert=True)
             moves.append(bytes([len(inverse), *(b for move in inverse for b in move)]))
         self._moves = b"".join(moves)
-        self._script = self.client.register_script(SCRIPT)
+        self._script = self.client.register_script(redis_calls.SCRIPT)
         self._install_script = self.client.register_script(INSTALL)
 
     def drop(self) -> None:
@@ -329,153 +255,6 @@ class RedisIndex(IndexFace):
         keys, where it would write a page into the index that follows)."""
         self.client.unlink(self._meta, *redis_meta.other_keys(self))
 
-    # -- the script ------------------------------------------------------------------------
-
-    def _call(self, args: list[Any], client: Any = None) -> Any:
-        try:
-            return self._script(keys=self._keys, args=args, client=client)
-        except redis_errors() as exc:
-            self._changed(exc)
-            raise
-
-    def _changed(self, exc: BaseException) -> None:
-        if "SIMHASHCHANGED" in str(exc):
-            raise IndexMismatchError(f"index {self.path}: {exc}") from None
-        if "SIMHASHDAMAGED" in str(exc):
-            raise DamagedIndexError(f"index damaged: {exc}") from None
-
-    def _head(self, mode: str, k: int) -> list[Any]:
-        """The script's arguments before its items: mode, the index's token, ``k``, the
-        bucket split, the tables' inverse permutations, the drop records' bound, the rules'
-        names and the rule's parameters."""
-        split = self._split
-        if self._rule_args[0] is not self.rule:
-            self._rule_args = (self.rule, rule_args(self.rule))
-        # only the modes that decide read the rule: the others go without its arguments (a
-        # script's argument costs the client and the server alike)
-        rule = self._rule_args[1] if mode in _DECIDING else []
-        return [
-            mode,
-            self._token,
-            k,
-            split.width,
-            (split.bits + 7) // 8,
-            split.bits,
-            self._moves,
-            self.drop_records,
-            " ".join(RULES),
-            len(rule) // 2,
-            *rule,
-        ]
-
-    def _item(
-        self,
-        fingerprint: int | None,
-        held: bytes = b"",
-        record: bytes = b"",
-        docid: bytes = b"",
-        signature: bytes = b"",
-        seen: float = 0.0,
-        dropping: bytes = b"",
-        site: bytes = b"",
-    ) -> list[Any]:
-        """An item's arguments (the script's ``ITEM``, 9): ``docid``, ``held`` (the record
-        header the client read), ``record``, the fingerprint, the tables' part packed in one
-        string (the query's field, value and prefix range in every table, and the field and
-        value of the ``held`` fingerprint), the page's sealed ``signature``, the time ``seen``
-        of a drop, what mode ``drop`` records (``dropping``) and the page's ``site``
-        (:func:`.sentences.site_of`)."""
-        split = self._split
-        w, fb, bits = split.width, (split.bits + 7) // 8, split.bits
-        vmask = (1 << (64 - bits)) - 1
-        fshift = 64 - bits
-        parts: list[bytes] = []
-        old = int.from_bytes(held[:8], "big") if held else None
-        nothing = bytes(fb + w + 8)
-        for forward, (low, head) in zip(self._forward, self._ranges, strict=True):
-            if fingerprint is None:
-                parts.append(nothing)
-            else:
-                permuted = forward(fingerprint)
-                value = permuted & vmask
-                start = (value >> low) << low
-                parts += [
-                    (permuted >> fshift).to_bytes(fb, "big"),
-                    value.to_bytes(w, "big"),
-                    (start >> head).to_bytes(4, "big"),
-                    ((start | ((1 << low) - 1)) >> head).to_bytes(4, "big"),
-                ]
-            if old is None:
-                parts.append(nothing[: fb + w])
-            else:
-                permuted = forward(old)
-                parts += [
-                    (permuted >> fshift).to_bytes(fb, "big"),
-                    (permuted & vmask).to_bytes(w, "big"),
-                ]
-        fp = b"" if fingerprint is None else fingerprint.to_bytes(8, "big")
-        parts_blob = b"".join(parts)
-        return [docid, held, record, fp, parts_blob, signature, _SEEN.pack(seen), dropping, site]
-
-    def _send(self, mode: str, k: int, items: Sequence[list[Any]], client: Any = None) -> Any:
-        """One script of ``mode`` for ``items`` (sent on ``client``, a pipeline, if given)."""
-        args = self._head(mode, k)
-        for item in items:
-            args += item
-        return self._call(args, client)
-
-    def _answers(self, reply: Sequence[Any]) -> list[Any]:
-        """The items' answers of a script's reply; DamagedIndexError when the script met a
-        damaged page signature (the items answered before it were applied)."""
-        if len(reply) > 1:
-            raise DamagedIndexError(f"index damaged: {bytes(reply[1]).decode()}")
-        return list(reply[0])
-
-    def _one(self, mode: str, k: int, item: list[Any]) -> Any:
-        """The answer of one item's script."""
-        return self._answers(self._send(mode, k, [item]))[0]
-
-    def _found(self, fingerprint: int, flat: Sequence[Any]) -> dict[int, int]:
-        """{fingerprint: distance} of a probe's answer (table, permuted value, distance)."""
-        found = {}
-        shift = 64 - self._split.bits
-        for i in range(0, len(flat), 3):
-            table = int(flat[i])
-            high = (self._forward[table](fingerprint) >> shift) << shift if shift < 64 else 0
-            permuted = high | int.from_bytes(flat[i + 1], "big")
-            found[self._inverse[table](permuted)] = int(flat[i + 2])
-        return found
-
-    def _pipeline(self) -> Any:
-        """A pipeline (not a transaction) to the server holding the index: on a cluster, the
-        node serving the index's slot (redis-py's cluster pipelines refuse scripts)."""
-        client = self.client
-        if self.cluster:
-            client = client.get_node_from_key(self._meta).redis_connection
-        return client.pipeline(transaction=False)
-
-    def _pipelined_scripts(self, mode: str, k: int, items: list[list[Any]]) -> list[Any]:
-        """The replies of scripts of ``mode`` for ``items``, :data:`BATCH` items a script, in
-        one pipeline. On a cluster whose slot moved to another master since the client last
-        routed a command there (MOVED: the pipeline goes to a node, not through the cluster
-        client, which would learn of it), the client reads the slots again and the pipeline
-        is sent once more, to the new owner (a node refuses a script of a slot it does not
-        serve before the script runs; an item stored by a script run before a move mid-pipeline is
-        refused as changed the second time, and decided again alone)."""
-        for again in (False, True):
-            pipe = self._pipeline()
-            for start in range(0, len(items), BATCH):
-                self._send(mode, k, items[start : start + BATCH], pipe)
-            try:
-                return list(pipe.execute())
-            except redis_errors() as exc:
-                if self.cluster and not again and _moved(exc):
-                    self.client.nodes_manager.initialize()
-                    continue
-                self._changed(exc)
-                raise
-        raise AssertionError("unreachable")
-
     def _writable(self) -> None:
         if self._closed:
             raise ValueError(f"index {self.path} is closed")
@@ -483,41 +262,6 @@ class RedisIndex(IndexFace):
             raise ValueError(f"index {self.path} is open read-only")
 
     # -- writing ---------------------------------------------------------------------------
-
-    def _store_item(self, item: SignedItem, now: float, held: bytes) -> list[Any]:
-        fingerprint, key, entry, signature = item
-        if 0 < len(held) < 16:  # the stored record is shorter than a header: cut by damage
-            raise DamagedIndexError(f"index damaged: a document record of {len(held)} bytes")
-        seen = now if entry.seen is None else entry.seen
-        if held and entry.seen is None:
-            seen = _SEEN.unpack_from(held, 8)[0]  # a replaced key keeps its first-seen time
-        docid = doc_id(key)
-        record = entry.data(fingerprint, seen)
-        packed = b"" if signature is None else sealed(signature.pack(), docid)
-        dropped = now if entry.seen is None else entry.seen  # a drop's time, as on LMDB
-        # the site serves the sentence rule only: a bare fingerprint's script never reads it
-        site = b"" if signature is None else site_of(key)
-        return self._item(fingerprint, held, record, docid, packed, dropped, site=site)
-
-    def _answer(self, answer: Sequence[Any]) -> Match | None:
-        """The match of a ``check`` or ``decide`` answer: ``[1, record, distance, rule]``, or
-        None for ``[0, ...]``."""
-        if int(answer[0]) != 1:
-            return None
-        fingerprint, key, record = decode_doc(bytes(answer[1]))
-        return Match(fingerprint, key, int(answer[2]), record, bytes(answer[3]).decode())
-
-    def _decide(self, mode: str, item: SignedItem) -> Match | None:
-        """``check`` or ``insert`` one document, again while another process changes it."""
-        self._writable()
-        held = b""
-        for _ in range(_AGAIN):
-            answer = self._one(mode, self.max_distance, self._store_item(item, time.time(), held))
-            if int(answer[0]) == -1:  # the document changed since its header was read
-                held = bytes(answer[1])
-                continue
-            return self._answer(answer)
-        raise RuntimeError(f"index {self.path}: {item[1]!r} kept changing under {mode}")
 
     def check_and_insert(
         self, fingerprint: int | PageSignature, key: str, **record: Any
@@ -528,59 +272,23 @@ class RedisIndex(IndexFace):
         one. A bare fingerprint is a near duplicate of the nearest stored document within k;
         a page signature is decided by the index's rule, as on LMDB (:class:`Match` ``.rule``
         says which)."""
-        return self._decide("check", checked_signed_items([(fingerprint, key, record)])[0])
+        item = checked_signed_items([(fingerprint, key, record)])[0]
+        return redis_calls.check_or_insert(self, "check", item)
 
     def check_and_insert_many(
         self, items: Sequence[tuple[int | PageSignature, str, dict[str, Any]]]
     ) -> list[Match | None]:
-        """:meth:`check_and_insert` for each ``(fingerprint, key, record)``, :data:`BATCH` a
-        script, the scripts pipelined (a key given again starts another pipeline): decided in
-        order, each item seeing those admitted before it, as on LMDB. Every item is checked
-        before any is sent. A damaged page signature or document record met by a script
-        raises DamagedIndexError; the items it decided before are written."""
+        """:meth:`check_and_insert` for each ``(fingerprint, key, record)``,
+        :data:`.redis_calls.BATCH` a script, the scripts pipelined (a key given again starts
+        another pipeline): decided in order, each item seeing those admitted before it, as on
+        LMDB. Every item is checked before any is sent. A damaged page signature or document
+        record met by a script raises DamagedIndexError; the items it decided before are
+        written."""
         checked = checked_signed_items(items)
         self._writable()
         if not checked:
             return []
-        return self._pipelined("check", checked)
-
-    def _pipelined(self, mode: str, checked: list[SignedItem]) -> list[Match | None]:
-        """Scripts of ``mode`` for ``checked`` items, decided in their order: a run of
-        distinct keys at a time (:func:`distinct_runs`), each in one pipeline.
-
-        A key's script carries the record header the client read, and refuses a document
-        changed since. A key repeated in one pipeline would carry a header read before its
-        first occurrence was stored: refused, and decided again only after every other item,
-        out of order (a near duplicate after it would be admitted first). So the second
-        occurrence waits for the next run, whose headers are read after this one is
-        decided. Every page signature is packed first: one that cannot be stored fails the
-        call before any run is sent (as on LMDB, whose transaction writes nothing then)."""
-        for item in checked:
-            if item[3] is not None:
-                item[3].pack()
-        out: list[Match | None] = []
-        for run in distinct_runs(checked):
-            out += self._pipelined_run(mode, run)
-        return out
-
-    def _pipelined_run(self, mode: str, checked: list[SignedItem]) -> list[Match | None]:
-        """Scripts of ``mode`` for ``checked`` items of distinct keys, :data:`BATCH` items a
-        script, in one pipeline, the documents' current headers read first (one round trip).
-        An item refused because another process changed its document meanwhile is decided
-        again alone."""
-        docids = [doc_id(item[1]) for item in checked]
-        held = [b"" if d is None else bytes(d[:16]) for d in self.client.hmget(self._docs, docids)]
-        now = time.time()
-        items = [self._store_item(item, now, h) for item, h in zip(checked, held, strict=True)]
-        replies = self._pipelined_scripts(mode, self.max_distance, items)
-        answers = [answer for reply in replies for answer in self._answers(reply)]
-        out: list[Match | None] = []
-        for item, answer in zip(checked, answers, strict=True):
-            if int(answer[0]) == -1:  # another process changed the document meanwhile
-                out.append(self._decide(mode, item))
-            else:
-                out.append(self._answer(answer))
-        return out
+        return redis_calls.pipelined(self, "check", checked)
 
     @contextmanager
     def batch(self, commit_every: int = 1000) -> Iterator[RedisIndex]:
@@ -594,7 +302,8 @@ class RedisIndex(IndexFace):
         rule can find it too) and a JSON-serializable ``record`` (a key stored before is
         replaced, and loses its signature when given a bare fingerprint; its first-seen time
         stays unless ``seen=`` is given)."""
-        self._decide("insert", checked_signed_items([(fingerprint, key, record)])[0])
+        item = checked_signed_items([(fingerprint, key, record)])[0]
+        redis_calls.check_or_insert(self, "insert", item)
 
     def insert_many(self, items: Iterable[tuple[int | PageSignature, str, dict[str, Any]]]) -> int:
         """Store many ``(fingerprint or signature, key, record)`` (the last of repeated keys
@@ -603,8 +312,8 @@ class RedisIndex(IndexFace):
         Into an empty index the hashes are built on the client and installed by one script,
         all at once (:mod:`.redis_bulk`; every item is checked before anything is written).
         Else, or when another client stored a document meanwhile, the items are inserted by
-        scripts, pipelined :data:`CHUNK` at a time, every item of a chunk checked before the
-        chunk is sent."""
+        scripts, pipelined :data:`.redis_calls.CHUNK` at a time, every item of a chunk checked
+        before the chunk is sent."""
         self._writable()
         if self._is_empty():
             items = items if isinstance(items, list) else list(items)
@@ -637,13 +346,13 @@ class RedisIndex(IndexFace):
         try:
             return bool(self._install_script(keys=keys, args=args))
         except redis_errors() as exc:
-            self._changed(exc)
+            redis_calls.changed(self, exc)
             raise
 
     def _insert_chunk(self, chunk: list[tuple[int | PageSignature, str, dict[str, Any]]]) -> None:
         checked = checked_signed_items(chunk)
         last = {item[1]: i for i, item in enumerate(checked)}  # repeated keys: the last wins
-        self._pipelined("insert", [c for i, c in enumerate(checked) if last[c[1]] == i])
+        redis_calls.pipelined(self, "insert", [c for i, c in enumerate(checked) if last[c[1]] == i])
 
     def remove(self, key: str) -> bool:
         """Remove the document stored under ``key`` and the drop records of the keys dropped
@@ -651,12 +360,12 @@ class RedisIndex(IndexFace):
         key = check_key(key)
         self._writable()
         docid = doc_id(key)
-        for _ in range(_AGAIN):
+        for _ in range(AGAIN):
             data = self.client.hget(self._docs, docid)
             if data is None:
                 return self.forget_drop(key)
-            item = self._item(None, bytes(data[:16]), docid=docid)
-            answer = self._one("remove", self.max_distance, item)
+            item = redis_calls.item_args(self, None, bytes(data[:16]), docid=docid)
+            answer = redis_calls.one(self, "remove", self.max_distance, item)
             if int(answer[0]) == 0:
                 return bool(int(answer[1]))
         raise RuntimeError(f"index {self.path}: {key!r} kept changing under remove")
@@ -669,7 +378,8 @@ class RedisIndex(IndexFace):
         fingerprint = check_fingerprint(fingerprint)
         k = self._query_distance(max_distance)
         self._queries += 1
-        return self._found(fingerprint, self._one("probe", k, self._item(fingerprint)))
+        answer = redis_calls.one(self, "probe", k, redis_calls.item_args(self, fingerprint))
+        return redis_calls.probed(self, fingerprint, answer)
 
     def query(self, fingerprint: int, max_distance: int | None = None) -> list[Match]:
         """Every stored document within ``max_distance`` (default and at most the index's k)
@@ -685,8 +395,10 @@ class RedisIndex(IndexFace):
         exclude = b"" if key is None else doc_id(check_key(key))
         packed = b"" if signed_as is None else sealed(signed_as.pack(), exclude)
         self._queries += 1
-        item = self._item(fingerprint, docid=exclude, signature=packed, site=site_of(key))
-        return self._answer(self._one("decide", self.max_distance, item))
+        item = redis_calls.item_args(
+            self, fingerprint, docid=exclude, signature=packed, site=site_of(key)
+        )
+        return redis_calls.match_of(redis_calls.one(self, "decide", self.max_distance, item))
 
     def signature(self, key: str) -> PageSignature | None:
         """The page signature ``key`` was stored with, or None (not stored, or stored with a
@@ -708,26 +420,17 @@ class RedisIndex(IndexFace):
     def query_many(
         self, fingerprints: Iterable[int], max_distance: int | None = None
     ) -> list[list[Match]]:
-        """:meth:`query` for each fingerprint, :data:`BATCH` a script, the scripts pipelined."""
+        """:meth:`query` for each fingerprint, :data:`.redis_calls.BATCH` a script, the
+        scripts pipelined."""
         queries = [check_fingerprint(fp, "fingerprints") for fp in fingerprints]
         k = self._query_distance(max_distance)
         self._queries += len(queries)
+        items = [redis_calls.item_args(self, fp) for fp in queries]
         if len(queries) <= 1:  # one round trip, no pipeline
-            replies = [self._send("query", k, [self._item(fp) for fp in queries])]
+            replies = [redis_calls.send(self, "query", k, items)]
         else:
-            replies = self._pipelined_scripts("query", k, [self._item(fp) for fp in queries])
-        return [self._found_documents(a) for reply in replies for a in self._answers(reply)]
-
-    @staticmethod
-    def _found_documents(flat: Sequence[Any]) -> list[Match]:
-        """The matches of a ``query`` answer (record, distance, ...), nearest first, then by
-        key."""
-        matches = []
-        for i in range(0, len(flat), 2):
-            fingerprint, key, record = decode_doc(bytes(flat[i]))
-            matches.append(Match(fingerprint, key, int(flat[i + 1]), record))
-        matches.sort(key=lambda m: (m.distance, m.key))
-        return matches
+            replies = redis_calls.pipelined_scripts(self, "query", k, items)
+        return [found_documents(a) for reply in replies for a in redis_calls.answers(reply)]
 
     def get(self, key: str) -> Match | None:
         """The stored entry for ``key`` (distance 0), or None."""
@@ -802,23 +505,22 @@ class RedisIndex(IndexFace):
 
         yield from document_pairs(self.layout, fps, keys_of, k)
 
-    # -- maintenance -----------------------------------------------------------------------
-
     # -- drop records ----------------------------------------------------------------------
 
     def _record_drop(self, item: SignedItem, kept: str, distance: int, rule: str) -> None:
         """One script: the record written unless ``kept`` is not stored."""
         self._writable()
-        args = self._store_item(item, time.time(), b"")
-        args[_DROPPING] = doc_id(kept) + bytes([distance, rule_code(rule)])
-        if int(self._one("drop", self.max_distance, args)[0]) == -2:
+        args = redis_calls.store_args(self, item, time.time(), b"")
+        args[redis_calls.DROPPING] = doc_id(kept) + bytes([distance, rule_code(rule)])
+        if int(redis_calls.one(self, "drop", self.max_distance, args)[0]) == -2:
             raise ValueError(f"{kept!r} is not stored in the index")
 
     def forget_drop(self, key: str) -> bool:
         """Remove the drop record of ``key``; False if there was none."""
         docid = doc_id(check_key(key))
         self._writable()
-        return bool(int(self._one("forget", 0, self._item(None, docid=docid))[1]))
+        item = redis_calls.item_args(self, None, docid=docid)
+        return bool(int(redis_calls.one(self, "forget", 0, item)[1]))
 
     def _drop(self, data: bytes) -> Drop:
         _, seen, distance, fingerprint, kept_id, key, record, rule = decode_drop(data)
@@ -841,7 +543,7 @@ class RedisIndex(IndexFace):
         return drops
 
     def drops(self) -> Iterator[Drop]:
-        """Every drop record, oldest first, read :data:`CHUNK` at a time."""
+        """Every drop record, oldest first, read :data:`.redis_calls.CHUNK` at a time."""
         start = 0
         while True:
             ids = self.client.zrange(self._dseq, start, start + CHUNK - 1)
@@ -855,6 +557,8 @@ class RedisIndex(IndexFace):
     def drop_count(self) -> int:
         """How many drop records the index holds."""
         return int(self.client.hlen(self._drops))
+
+    # -- maintenance -----------------------------------------------------------------------
 
     def eviction_policy(self) -> str:
         """The server's ``maxmemory-policy`` (of the node holding the index, on a cluster)."""
