@@ -20,7 +20,8 @@ index lives in one cluster slot and every script may touch all of its keys:
 * ``{KEY}:reps``: sentence hash (8 bytes, big-endian) + site (8 bytes,
   :func:`.sentences.site_of`) -> the ids of the pages of that site dropped by the sentence rule
   through that sentence, concatenated (``guard`` at most), for the guard (:mod:`.sentences`);
-* ``{KEY}:drops``, ``{KEY}:dseq``, ``{KEY}:dkept``: the drop records (:mod:`.drops`), with
+* ``{KEY}:drops``, ``{KEY}:dseq``, ``{KEY}:dkept``: the drop records (:mod:`.drops`, read and
+  written by :mod:`.redis_drops`), with
   ``drop_records`` on: dropped key's id -> the LMDB index's drop record, byte for byte (its
   CRC-32 computed by the script); the ids by sequence number (a sorted set: the oldest are
   evicted first beyond the writer's bound); kept document id -> the ids dropped against it.
@@ -109,7 +110,6 @@ about the last second); a failover loses what the replica had not received.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -118,10 +118,10 @@ import numpy as np
 
 from ..text.fingerprint import FINGERPRINT_VERSION
 from ..text.signature import DEFAULT_RULE, PageSignature, Rule
-from . import redis_calls, redis_checks, redis_meta
+from . import redis_calls, redis_checks, redis_drops, redis_meta
 from .copies import copy_drops, copy_repeats, signed_items
 from .documents import Match
-from .drops import Drop, check_drop_limit, decode_drop, rule_code
+from .drops import Drop, check_drop_limit
 from .face import IndexFace, layout_stats
 from .layout import Layout
 from .meta import IndexMismatchError, check_open
@@ -133,7 +133,6 @@ from .records import (
     check_key,
     checked_signed_items,
     decode_doc,
-    decode_key,
     doc_id,
     packed_ids,
     sealed,
@@ -509,54 +508,27 @@ class RedisIndex(IndexFace):
 
     def _record_drop(self, item: SignedItem, kept: str, distance: int, rule: str) -> None:
         """One script: the record written unless ``kept`` is not stored."""
-        self._writable()
-        args = redis_calls.store_args(self, item, time.time(), b"")
-        args[redis_calls.DROPPING] = doc_id(kept) + bytes([distance, rule_code(rule)])
-        if int(redis_calls.one(self, "drop", self.max_distance, args)[0]) == -2:
-            raise ValueError(f"{kept!r} is not stored in the index")
+        redis_drops.record_drop(self, item, kept, distance, rule)
 
     def forget_drop(self, key: str) -> bool:
         """Remove the drop record of ``key``; False if there was none."""
-        docid = doc_id(check_key(key))
-        self._writable()
-        item = redis_calls.item_args(self, None, docid=docid)
-        return bool(int(redis_calls.one(self, "forget", 0, item)[1]))
-
-    def _drop(self, data: bytes) -> Drop:
-        _, seen, distance, fingerprint, kept_id, key, record, rule = decode_drop(data)
-        kept_data = self.client.hget(self._docs, kept_id)
-        kept = None if kept_data is None else decode_key(bytes(kept_data))[1]
-        return Drop(key, fingerprint, kept, distance, seen, record, rule)
+        return redis_drops.forget_drop(self, key)
 
     def dropped(self, key: str) -> Drop | None:
         """The drop record of ``key`` (a page found to be a near duplicate), or None."""
-        data = self.client.hget(self._drops, doc_id(check_key(key)))
-        return None if data is None else self._drop(bytes(data))
+        return redis_drops.dropped(self, key)
 
     def drops_of(self, key: str) -> list[Drop]:
         """The drop records of the keys dropped against the stored ``key``, nearest first."""
-        ids = bytes(self.client.hget(self._dkept, doc_id(check_key(key))) or b"")
-        wanted = packed_ids(ids)
-        found = self.client.hmget(self._drops, wanted) if wanted else []
-        drops = [self._drop(bytes(data)) for data in found if data is not None]
-        drops.sort(key=lambda d: (d.distance, d.key))
-        return drops
+        return redis_drops.drops_of(self, key)
 
     def drops(self) -> Iterator[Drop]:
         """Every drop record, oldest first, read :data:`.redis_calls.CHUNK` at a time."""
-        start = 0
-        while True:
-            ids = self.client.zrange(self._dseq, start, start + CHUNK - 1)
-            if not ids:
-                return
-            for data in self.client.hmget(self._drops, ids):
-                if data is not None:  # forgotten meanwhile
-                    yield self._drop(bytes(data))
-            start += CHUNK
+        return redis_drops.stream(self)
 
     def drop_count(self) -> int:
         """How many drop records the index holds."""
-        return int(self.client.hlen(self._drops))
+        return redis_drops.count(self)
 
     # -- maintenance -----------------------------------------------------------------------
 
