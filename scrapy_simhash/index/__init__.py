@@ -18,9 +18,10 @@ Manku, Jain and Das Sarma's permuted tables, written once over a storage layer:
 * :mod:`.maintenance`: ``verify``'s rules;
 * :mod:`.transactions`: one transaction a call, or a batch's long one;
 * :mod:`.storage`: what the above ask of a storage; :mod:`.lmdb_storage` gives it on LMDB;
-* :mod:`.redis_index` (with ``redis_script.lua``), :mod:`.redis_bulk`,
-  :mod:`.redis_checks`, :mod:`.redis_client`: the index on a Redis or Valkey server or
-  cluster, its bulk loads, its ``verify`` and its connections.
+* :mod:`.redis_index` (with ``redis_script.lua``), :mod:`.redis_meta`, :mod:`.redis_calls`,
+  :mod:`.redis_drops`, :mod:`.redis_bulk`, :mod:`.redis_checks`, :mod:`.redis_client`: the
+  index on a Redis or Valkey server or cluster, its stored parameters, its script's calls,
+  its drop records, its bulk loads, its ``verify`` and its connections.
 
 Only :mod:`.lmdb_storage` imports LMDB's binding, and only the Redis modules redis-py.
 
