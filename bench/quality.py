@@ -575,7 +575,8 @@ def parse_rule(spec: str) -> Rule:
 def ablation_rules() -> list[tuple[str, Rule]]:
     """The signature rule built up one part at a time from the fingerprint alone."""
     d = DEFAULT_RULE
-    blocks = dataclasses.replace(d, block_shared=0)  # a shared block of prose not told
+    apart = dataclasses.replace(d, apart_distance=OFF)  # listings of other first posts
+    blocks = dataclasses.replace(apart, block_shared=0)  # a shared block of prose not told
     one_not_enough = dataclasses.replace(blocks, runs_same=-1)  # one sentence never enough
     no_rewrites = dataclasses.replace(one_not_enough, veto_runs=OFF)  # one shared: no veto
     veto_only = dataclasses.replace(no_rewrites, runs_near=-1)  # never says "a few edits"
@@ -596,7 +597,8 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ("+ runs of words mostly the same: 3 sentences enough, no sentences veto", no_rewrites),
         ("+ at most 1 sentence shared, half the runs: a rewrite", one_not_enough),
         ("+ 1 sentence enough when the runs agree", blocks),
-        ("+ under 5 shared in texts otherwise unrelated: a block (the default rule)", d),
+        ("+ under 5 shared in texts otherwise unrelated: a block", apart),
+        ("+ not all shared in texts yet further apart: a part (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
     ]

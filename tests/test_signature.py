@@ -890,13 +890,48 @@ def test_different_releases_sharing_their_boilerplate_are_not_one_page():
     shared = set(order.sentences) & set(factory.sentences)
     assert len(shared) == 4 and len(order.sentences) == len(factory.sentences) == 8
     assert not order.is_near_duplicate(factory) and not factory.is_near_duplicate(order)
-    # without the clause, the sentence rule took them for one page
-    before = replace(DEFAULT_RULE, block_shared=0)
+    # without the clause (and the one for texts yet further apart), the sentence rule took
+    # them for one page
+    before = replace(DEFAULT_RULE, block_shared=0, apart_distance=65)
     assert before.decide(factory, order, 3) == "sentences"
     moved = _signature(
         _busy_layout("Order for forty turbines", RELEASE_ORDER + RELEASE_BOILERPLATE)
     )
     assert order.is_near_duplicate(moved) and moved.is_near_duplicate(order)
+
+
+def _listing(posts: list[tuple[str, list[str]]]) -> str:
+    """A blog's front page: its posts whole, each under its headline, newest first."""
+    body = "".join(
+        f"<article><h2>{title}</h2>{''.join(f'<p>{p}</p>' for p in paragraphs)}</article>"
+        for title, paragraphs in posts
+    )
+    return (
+        "<html><head><title>Harbour notes</title></head><body><header><a href='/'>Home</a>"
+        f"</header><main>{body}</main><footer>Contact us</footer></body></html>"
+    )
+
+
+def test_listings_whose_newest_post_differs_are_not_one_page():
+    """Two front pages of one blog, each with another newest post over the same older ones:
+    the older posts hold most of their long sentences, but the fingerprints and the runs of
+    words are about as far apart as unrelated texts (``Rule.apart_distance``,
+    ``Rule.apart_runs``), at like length (``Rule.apart_length``). The page with a new post
+    on top is new; the same front page crawled again is not."""
+    older = ("The harbour's boilerplate", RELEASE_BOILERPLATE + PARAGRAPHS[:2])
+    order = _signature(_listing([("An order", RELEASE_ORDER), older]))
+    path = _signature(_listing([("The path", OTHER), older]))
+    shared = set(order.sentences) & set(path.sentences)
+    assert len(shared) == 6 and len(order.sentences) == len(path.sentences) == 8
+    assert hamming(order.fingerprint, path.fingerprint) >= DEFAULT_RULE.apart_distance
+    assert hamming(order.shingles, path.shingles) >= DEFAULT_RULE.apart_runs
+    assert min(order.words, path.words) >= DEFAULT_RULE.apart_length * max(order.words, path.words)
+    assert not order.is_near_duplicate(path) and not path.is_near_duplicate(order)
+    # without the clause, the sentence rule took them for one page
+    before = replace(DEFAULT_RULE, apart_distance=65)
+    assert before.decide(path, order, 3) == "sentences"
+    again = _signature(_listing([("An order", RELEASE_ORDER), older]).replace("Home", "Start"))
+    assert again.is_near_duplicate(order)
 
 
 # A Chinese article with a subheading and a quotation: paragraphs that end without a full stop.

@@ -73,6 +73,9 @@ RULE_FIELDS = (
     "block_shared",
     "block_distance",
     "block_runs",
+    "apart_distance",
+    "apart_runs",
+    "apart_length",
 )
 
 

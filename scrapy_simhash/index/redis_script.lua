@@ -410,6 +410,12 @@ local function rule_decide(page, stored, counted)
     and runs_apart >= R.block_runs then
     return nil
   end
+  -- unrelated as wholes, of like length, and not every long sentence of the page with fewer
+  -- shared (a listing's other posts)
+  if counts < fewer and d >= R.apart_distance and sketched
+    and runs_apart >= R.apart_runs and shorter >= R.apart_length then
+    return nil
+  end
   if counts >= needed and shorter >= R.length then return 'sentences' end
   -- contained: what the longer adds is not the article's prose
   if counts >= max(R.contained, fewer - 1) and shorter >= R.contained_length then

@@ -77,7 +77,13 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules, which a
     while their fingerprints are :attr:`Rule.block_distance` bits apart or more (as far as
     unrelated texts) and their shingles sketches :attr:`Rule.block_runs` or more: what they
     share is a block of prose both carry (a company's boilerplate under its press releases, a
-    disclaimer), not the article.
+    disclaimer), not the article. Nor, when their fingerprints are :attr:`Rule.apart_distance`
+    bits apart or more, their shingles sketches :attr:`Rule.apart_runs` or more (both about
+    as far as unrelated texts) and they are of like length (the shorter has
+    :attr:`Rule.apart_length` of the longer's words), pages that do not share every long
+    sentence of the page that has fewer, however many they share: two listings of one blog
+    whose first post differs share the other posts' sentences, and a page with a new post on
+    top is new (a copy in a layout that adds its own replies or teasers is longer).
 
     In an index, a sentence held by :attr:`Rule.guard` or more stored pages does not count
     (a disclaimer, a byline, a newsletter box): that is learned across pages, and acts only
@@ -528,6 +534,16 @@ class Rule:
     #: ... and their shingles sketches in this many or more: what they share is a block of
     #: prose both carry (a company's boilerplate, a disclaimer), not the article.
     block_runs: int = 14
+    #: Pages whose fingerprints differ in this many bits or more...
+    apart_distance: int = 26
+    #: ... and their shingles sketches in this many or more (both about as far apart as
+    #: unrelated texts)...
+    apart_runs: int = 20
+    #: ... and of like length (the shorter has this share of the longer's words) are one
+    #: article only when every long sentence of the page with fewer is shared: what the rest
+    #: share is a part both carry (a listing's other posts). A copy whose layout adds its
+    #: own text (replies, teasers) is longer.
+    apart_length: float = 0.8
 
     def decide(
         self,
@@ -578,6 +594,14 @@ class Rule:
             and runs_apart >= self.block_runs
         ):
             return None  # a shared block of prose, two texts otherwise unrelated
+        if (
+            counts < fewer
+            and distance >= self.apart_distance
+            and sketched
+            and runs_apart >= self.apart_runs
+            and shorter >= self.apart_length
+        ):
+            return None  # unrelated as wholes, and not all of the fewer's sentences shared
         if counts >= needed and shorter >= self.length:
             return "sentences"
         if counts >= max(self.contained, fewer - 1) and shorter >= self.contained_length:
