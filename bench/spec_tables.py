@@ -7,18 +7,18 @@ the row's name cell ("| Weight (g) | 245 |"), or no unit at all ("| 重量 | 186
 Chinese shops). Extraction returns each row as a short line of cells, which the chrome
 filter leaves out unless it reads a quantity in it; version 16 also reads the rows of a
 spec table (four rows or more of a name and a number) and a row whose unit is in its name
-cell (``docs/benchmarks.md``, "Spec tables").
+cell (``docs/quality.md``, "Product pages: spec tables").
 
 Each product is a description (the first 80-140 words, or 200-400 characters in Chinese, of
 a reference text of the corpus) in a shop's HTML page, with a spec table of ten rows and a
 price; its sibling has the same description and other values in every row ("all specs"),
 or in two rows with the same price ("two specs": one page by design, the numbers veto asks
 that most numbers differ). The duplicates beside them are the same product's page crawled
-again (its views counter and review date changed) and the same product in a second shop's
+again (its views counter changed) and the same product in a second shop's
 layout. Every page goes through ``extract_text`` and ``page_signature`` as a crawl's do, and
 each pair is decided by the default rule (``PageSignature.is_near_duplicate``, k=3).
 
-    .venv/bin/python bench/spec_tables.py               # about a minute
+    .venv/bin/python bench/spec_tables.py               # about ten seconds
     .venv/bin/python bench/spec_tables.py --products 20 # a quick look
 """
 

@@ -226,6 +226,44 @@ def test_the_frequency_guard_on_redis(redis_server, key):
         assert ix.decide(page).key == "p0"
 
 
+def _apart(fingerprint: int, shingles: int, sentences: tuple[int, ...], words: int):
+    return PageSignature(fingerprint, sentences, words, shingles=shingles)
+
+
+def test_pages_far_apart_share_every_sentence_or_are_two_on_redis(redis_server, key, tmp_path):
+    """``Rule.apart_distance``: pages whose fingerprints and shingles sketches are both about
+    as far apart as unrelated texts, of like length, are one only when every long sentence of
+    the page with fewer is shared, whether the guard lets a sentence count or not; the script
+    decides as the LMDB index."""
+    fp = 0x0123_4567_89AB_CDEF
+    sk = 0x0F1E_2D3C_4B5A_6978
+    far_fp, far_sk = fp ^ ((1 << 30) - 1), sk ^ ((1 << 24) - 1)  # 30 and 24 bits apart
+    sentences = tuple(range(1, 9))
+    stored = _apart(fp, sk, sentences, 500)
+    every = _apart(far_fp, far_sk, sentences, 480)  # all 8 shared
+    listing = _apart(far_fp, far_sk, (*sentences[:6], 91, 92), 480)  # 6 of 8 shared
+    unequal = _apart(far_fp, far_sk, (*sentences[:6], 91, 92), 350)  # 0.7 of the words
+    expected = {"every": "sentences", "listing": None, "unequal": "sentences"}
+    pages = {"every": every, "listing": listing, "unequal": unequal}
+    # one of the shared sentences held by as many other pages as the guard allows
+    held = [_apart(i << 40, i << 20, (sentences[0], 200 + i), 500) for i in range(3)]
+    with (
+        RedisIndex(redis_server.url, key) as redis,
+        SimhashIndex(tmp_path / "ix") as lmdb,
+    ):
+        for ix in (redis, lmdb):
+            ix.insert(stored, "stored")
+            for i, page in enumerate(held):
+                ix.insert(page, f"held{i}")
+        for name, page in pages.items():
+            got = [redis.decide(page), lmdb.decide(page)]
+            rules = [None if m is None else (m.key, m.rule) for m in got]
+            want = None if expected[name] is None else ("stored", expected[name])
+            assert rules == [want, want], name
+    assert DEFAULT_RULE.decide(listing, stored, 3, counted=6) is None
+    assert DEFAULT_RULE.decide(every, stored, 3, counted=7) == "sentences"
+
+
 def test_copies_carry_the_signatures(redis_server, key, tmp_path):
     """And the guard's counts of a site's pages dropped through each sentence."""
     pages = _Pages(5)

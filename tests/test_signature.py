@@ -1339,6 +1339,8 @@ def test_products_whose_spec_tables_hold_bare_numbers_are_told_apart(style):
     texts = [extract_text(_spec_page("TR-410", style, v)) for v in ([245, 6, 28, 4, 98], [312] * 5)]
     a, b = (page_signature(t, words_only) for t in texts)
     assert a.fingerprint == b.fingerprint and a.is_near_duplicate(b)
+    assert "Stack height" not in words_only.prose(texts[0])
+    assert "Stack height" in Fingerprinter().prose(texts[0])
 
 
 def test_an_index_keeps_whether_numbers_are_features(tmp_path, capsys):

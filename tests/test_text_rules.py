@@ -818,6 +818,10 @@ def test_a_run_of_name_and_number_rows_is_a_spec_table() -> None:
         "| 2019 | 245 |",  # a number for a name
         "| Weight | 245 | 312 |",  # three cells: a data table's row, not a name and its value
         "| - | 245 |",  # no letter in the name
+        "| Council approves budget | 2019-09-01 |",  # a headline and its date
+        "| Doors open | 10:00 |",  # a time
+        "| Views | 1234 |",  # a counter, told by its name
+        "| 阅读 | 1234 |",
     ],
 )
 def test_rows_that_are_no_name_and_number_break_a_spec_table(row) -> None:
@@ -852,3 +856,18 @@ def test_a_table_rows_unit_may_be_in_its_name_cell(line, quantity) -> None:
 @pytest.mark.parametrize("line", ["| views | 1234 |", "| comments | 12 |", "| 阅读 | 1234 |"])
 def test_a_counter_in_a_tables_cells_is_no_content_number(line) -> None:
     assert not any(c.isdigit() for c in blank_dates(normalize(line)))
+
+
+def test_a_table_of_headlines_and_their_dates_is_no_spec_table() -> None:
+    """Version 13 keeps other headlines with their dates out whatever they hold; a table of
+    them, one headline and its date a row, is no spec table either."""
+    rows = [
+        "| Council approves budget for the harbour | 2019-09-01 |",
+        "| Ferry timetable changes from Monday | 2019-08-28 |",
+        "| Lifeboat crew rescues two kayakers | 2019-08-20 |",
+        "| 麒麟990 5G发布会定于下周举行 | 2019-09-06 |",
+        "| New bus route to the hospital | 2019-08-02 |",
+    ]
+    assert chrome.spec_rows(rows) == set()
+    text = "\n".join([PROSE_EN, PROSE_EN.replace("Tuesday", "Friday"), *rows])
+    assert strip_chrome(text, keep=lambda line: False).split("\n")[2:] == []

@@ -411,8 +411,8 @@ local function rule_decide(page, stored, counted)
     return nil
   end
   -- unrelated as wholes, of like length, and not every long sentence of the page with fewer
-  -- shared (a listing's other posts)
-  if counts < fewer and d >= R.apart_distance and sketched
+  -- shared, whether the guard lets it count or not (a listing's other posts)
+  if shared < fewer and d >= R.apart_distance and sketched
     and runs_apart >= R.apart_runs and shorter >= R.apart_length then
     return nil
   end

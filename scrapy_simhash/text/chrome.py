@@ -37,7 +37,9 @@ lists or tables): fingerprinting a few surviving lines would match unrelated pag
 may keep chrome lines that a predicate accepts (the fingerprint keeps lines holding a price
 or a spec when numbers are features), except other headlines with their dates, whatever
 numbers those hold (version 13: "华为发布麒麟990 5G2019-09-06..." is no spec), and the lists
-under a related heading.
+under a related heading. With such a predicate (numbers are features), the rows of a spec
+table are kept too, however short (version 16, :func:`spec_rows`): four rows or more of a
+name and a number that is no date, time or counter ("| Weight | 161 |", "| 重量 | 186 |").
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import re
 from collections.abc import Callable
 from enum import IntEnum
 
+from .numbers import blank_dates
 from .segment import CJK_CHARS
 
 #: A line of fewer words than this is chrome.
@@ -271,7 +274,8 @@ def data_table_words(text: str) -> int:
     least :data:`DATA_ROWS` table rows of at least :data:`DATA_CELLS` filled cells each (a
     league table, a schedule, a discography; not a layout's menu row or a list of headlines
     with their dates). Rows of short cells are chrome to :func:`strip_chrome`, whatever
-    table they are in; the page signature counts these words in its length (version 15)."""
+    table they are in (but those of a spec table with number features, :func:`spec_rows`);
+    the page signature counts these words in its length (version 15)."""
     if "|" not in text:  # no table rows (most texts: one search)
         return 0
     words = 0
@@ -293,18 +297,25 @@ SPEC_ROWS = 4
 # (and a table's rule line between its rows, "|---|---|", breaks no run).
 _RULE_ROW = re.compile(r"\|[\s|:-]*")
 _LETTER = re.compile(r"[^\W\d_]")
+_DIGIT = re.compile(r"\d")
 
 
 def _is_spec_row(s: str) -> bool:
     """Whether a stripped line is a table row of a name and its value, the value a number
-    ("| Weight | 161 g |", "| 重量 | 180 |")."""
+    that is no date, time, year or counter ("| Weight | 161 g |", "| 重量 | 180 |"; not a
+    headline and its date, "| Council approves budget | 2019-09-01 |")."""
     if not s.startswith("|"):
         return False
-    cells = _filled_cells(s)
-    if len(cells) != 2:
+    pieces = s.split("|")
+    filled = [i for i, piece in enumerate(pieces) if piece.strip()]
+    if len(filled) != 2:
         return False
-    name, value = cells[0].strip(), cells[1].lstrip()
-    return value[:1].isdecimal() and not name[:1].isdecimal() and _LETTER.search(name) is not None
+    name, value = pieces[filled[0]].strip(), pieces[filled[1]].strip()
+    if not value[:1].isdecimal() or name[:1].isdecimal() or _LETTER.search(name) is None:
+        return False
+    # the row read as the numbers' rules read it: its name may make the value a counter
+    blanked = blank_dates(s.casefold()).split("|")  # (the same cells: no "|" is blanked)
+    return len(blanked) == len(pieces) and _DIGIT.search(blanked[filled[1]]) is not None
 
 
 def spec_rows(lines: list[str]) -> set[int]:

@@ -595,7 +595,7 @@ class Rule:
         ):
             return None  # a shared block of prose, two texts otherwise unrelated
         if (
-            counts < fewer
+            shared < fewer  # (every sentence, whether the index's guard lets it count or not)
             and distance >= self.apart_distance
             and sketched
             and runs_apart >= self.apart_runs
