@@ -314,8 +314,9 @@ def _is_spec_row(s: str) -> bool:
     if not value[:1].isdecimal() or name[:1].isdecimal() or _LETTER.search(name) is None:
         return False
     # the row read as the numbers' rules read it: its name may make the value a counter
-    blanked = blank_dates(s.casefold()).split("|")  # (the same cells: no "|" is blanked)
-    return len(blanked) == len(pieces) and _DIGIT.search(blanked[filled[1]]) is not None
+    # (blanking turns digits into spaces and leaves every "|": the same cells)
+    blanked = blank_dates(s.casefold()).split("|")
+    return _DIGIT.search(blanked[filled[1]]) is not None
 
 
 def spec_rows(lines: list[str]) -> set[int]:
