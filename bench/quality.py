@@ -575,7 +575,8 @@ def parse_rule(spec: str) -> Rule:
 def ablation_rules() -> list[tuple[str, Rule]]:
     """The signature rule built up one part at a time from the fingerprint alone."""
     d = DEFAULT_RULE
-    apart = dataclasses.replace(d, apart_distance=OFF)  # listings of other first posts
+    near_block = dataclasses.replace(d, block_far_runs=OFF)  # a block heading both texts
+    apart = dataclasses.replace(near_block, apart_distance=OFF)  # listings of other posts
     blocks = dataclasses.replace(apart, block_shared=0)  # a shared block of prose not told
     one_not_enough = dataclasses.replace(blocks, runs_same=-1)  # one sentence never enough
     no_rewrites = dataclasses.replace(one_not_enough, veto_runs=OFF)  # one shared: no veto
@@ -598,7 +599,12 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ("+ at most 1 sentence shared, half the runs: a rewrite", one_not_enough),
         ("+ 1 sentence enough when the runs agree", blocks),
         ("+ under 5 shared in texts otherwise unrelated: a block", apart),
-        ("+ not all shared in texts yet further apart: a part (the default rule)", d),
+        ("+ not all shared in texts yet further apart: a part", near_block),
+        (
+            "+ under 5 shared in runs of words as far apart, unless one text reads as "
+            "inside the other: a block (the default rule)",
+            d,
+        ),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
     ]

@@ -230,6 +230,23 @@ def _apart(fingerprint: int, shingles: int, sentences: tuple[int, ...], words: i
     return PageSignature(fingerprint, sentences, words, shingles=shingles)
 
 
+def _both_decide(url, key, tmp_path, stored, guarded, pages, expected) -> None:
+    """A Redis index and an LMDB index holding ``stored``, and as many other pages holding
+    the sentence ``guarded`` as the guard allows, decide each of ``pages`` as ``expected``
+    (a rule's name against ``stored``, or None)."""
+    held = [_apart(i << 40, i << 20, (guarded, 200 + i), 500) for i in range(DEFAULT_RULE.guard)]
+    with RedisIndex(url, key) as redis, SimhashIndex(tmp_path / "ix") as lmdb:
+        for ix in (redis, lmdb):
+            ix.insert(stored, "stored")
+            for i, page in enumerate(held):
+                ix.insert(page, f"held{i}")
+        for name, page in pages.items():
+            got = [redis.decide(page), lmdb.decide(page)]
+            rules = [None if m is None else (m.key, m.rule) for m in got]
+            want = None if expected[name] is None else ("stored", expected[name])
+            assert rules == [want, want], name
+
+
 def test_pages_far_apart_share_every_sentence_or_are_two_on_redis(redis_server, key, tmp_path):
     """``Rule.apart_distance``: pages whose fingerprints and shingles sketches are both about
     as far apart as unrelated texts, of like length, are one only when every long sentence of
@@ -246,22 +263,39 @@ def test_pages_far_apart_share_every_sentence_or_are_two_on_redis(redis_server, 
     expected = {"every": "sentences", "listing": None, "unequal": "sentences"}
     pages = {"every": every, "listing": listing, "unequal": unequal}
     # one of the shared sentences held by as many other pages as the guard allows
-    held = [_apart(i << 40, i << 20, (sentences[0], 200 + i), 500) for i in range(3)]
-    with (
-        RedisIndex(redis_server.url, key) as redis,
-        SimhashIndex(tmp_path / "ix") as lmdb,
-    ):
-        for ix in (redis, lmdb):
-            ix.insert(stored, "stored")
-            for i, page in enumerate(held):
-                ix.insert(page, f"held{i}")
-        for name, page in pages.items():
-            got = [redis.decide(page), lmdb.decide(page)]
-            rules = [None if m is None else (m.key, m.rule) for m in got]
-            want = None if expected[name] is None else ("stored", expected[name])
-            assert rules == [want, want], name
+    _both_decide(redis_server.url, key, tmp_path, stored, sentences[0], pages, expected)
     assert DEFAULT_RULE.decide(listing, stored, 3, counted=6) is None
     assert DEFAULT_RULE.decide(every, stored, 3, counted=7) == "sentences"
+
+
+def test_far_runs_take_a_text_inside_a_longer_one_alone_on_redis(redis_server, key, tmp_path):
+    """``Rule.block_far_runs``: pages whose runs of words are about as far apart as unrelated
+    texts, sharing fewer than ``block_shared`` long sentences and not all of the page with
+    fewer (whether the guard lets each count or not), are one only when the shorter reads as
+    contained in the longer (the shared sentences head its list, not the longer's); the
+    script decides as the LMDB index, with the guard's count."""
+    fp, sk = 0x0123_4567_89AB_CDEF, 0x0F1E_2D3C_4B5A_6978
+    near_fp, far_sk = fp ^ 0b1111, sk ^ ((1 << 24) - 1)  # 4 and 24 bits apart
+    stored = _apart(fp, sk, tuple(range(1, 9)), 500)
+    pages = {
+        "inside": _apart(near_fp, far_sk, (91, 92, 1, 93, 2, 3, 94, 4), 700),
+        "box": _apart(near_fp, far_sk, (1, 2, 3, 4, 91, 92, 93, 94), 700),
+        "one length": _apart(near_fp, far_sk, (91, 92, 1, 93, 2, 3, 94, 4), 500),
+        "near runs": _apart(near_fp, sk ^ 0xFFFF, (1, 2, 3, 4, 91, 92, 93, 94), 700),
+        # every sentence of the page with fewer shared, one of them past the guard
+        "every one": _apart(near_fp, far_sk, (1, 2, 3, 5), 500),
+    }
+    expected = {
+        "inside": "sentences",
+        "box": None,
+        "one length": None,
+        "near runs": "sentences",
+        "every one": "sentences",
+    }
+    _both_decide(redis_server.url, key, tmp_path, stored, 5, pages, expected)
+    for name, page in pages.items():
+        assert DEFAULT_RULE.decide(page, stored, 3) == expected[name], name
+    assert DEFAULT_RULE.decide(pages["every one"], stored, 3, counted=3) == "sentences"
 
 
 def test_copies_carry_the_signatures(redis_server, key, tmp_path):

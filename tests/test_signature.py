@@ -731,7 +731,10 @@ def test_three_shared_sentences_are_enough_one_bit_past_k(tmp_path):
     sketched = PageSignature(0, stored.sentences, 1000, shingles=1 << 63)
     rewritten = PageSignature(near.fingerprint, near.sentences, 990, shingles=1 << 63 | _bits(23))
     assert rule.decide(rewritten, sketched, 3) is None
-    assert Rule(shingles_distance=23).decide(rewritten, sketched, 3) == "sentences"
+    # (so do runs that far apart with under 5 shared, unless a text reads as inside the other)
+    assert Rule(shingles_distance=23).decide(rewritten, sketched, 3) is None
+    loose = Rule(shingles_distance=23, block_far_runs=65)
+    assert loose.decide(rewritten, sketched, 3) == "sentences"
     # (the probe reaches k bits only: the index finds it through the sentences' postings)
     _guards_hold_and_an_index_decides_alike(tmp_path, stored, near, farther, 4)
 
@@ -898,6 +901,52 @@ def test_different_releases_sharing_their_boilerplate_are_not_one_page():
         _busy_layout("Order for forty turbines", RELEASE_ORDER + RELEASE_BOILERPLATE)
     )
     assert order.is_near_duplicate(moved) and moved.is_near_duplicate(order)
+
+
+def test_articles_under_one_box_of_the_sites_prose_are_not_one_page():
+    """A site that prints a box of its own prose above each article: the box holds half of
+    their long sentences and, as their lead, brings the fingerprints within a few bits, but
+    their runs of words are about as far apart as unrelated texts (``Rule.block_far_runs``).
+    The box's sentences head both lists of long sentences: not a text inside a longer one."""
+    order = _signature(_plain_layout("An order", RELEASE_BOILERPLATE + RELEASE_ORDER))
+    factory = _signature(_plain_layout("A factory", RELEASE_BOILERPLATE + RELEASE_FACTORY))
+    shared = set(order.sentences) & set(factory.sentences)
+    assert len(shared) == 4 and len(order.sentences) == len(factory.sentences) == 8
+    assert hamming(order.fingerprint, factory.fingerprint) < DEFAULT_RULE.block_distance
+    assert hamming(order.shingles, factory.shingles) >= DEFAULT_RULE.block_far_runs
+    assert not order.is_near_duplicate(factory) and not factory.is_near_duplicate(order)
+    before = replace(DEFAULT_RULE, block_far_runs=65)  # without the clause: one page
+    assert before.decide(factory, order, 3) == "sentences"
+
+
+def test_a_text_inside_a_longer_one_shares_its_longest_sentences():
+    """Pages whose runs of words are far apart and that share 4 of 8 long sentences: one
+    article when they are the shorter page's four longest while the longer's list begins
+    with text of its own (a copy in a layout that adds longer prose: its own text can only
+    push the article's shorter sentences out of its list); two pages when the shared ones
+    head both lists or neither, or the pages are of one length. Every sentence of the page
+    with fewer shared, or five, is no block's."""
+    fp, sk = 0x0123_4567_89AB_CDEF, 0x0F1E_2D3C_4B5A_6978
+    near_fp, far_sk = fp ^ 0b1111, sk ^ ((1 << 24) - 1)  # 4 and 24 bits apart
+    article = PageSignature(fp, tuple(range(1, 9)), 500, shingles=sk)
+
+    def page(sentences: tuple[int, ...], words: int) -> PageSignature:
+        return PageSignature(near_fp, sentences, words, shingles=far_sk)
+
+    copies = {
+        "own text first": (page((91, 92, 1, 93, 2, 3, 94, 4), 700), "sentences"),
+        "shared first in both": (page((1, 2, 3, 4, 91, 92, 93, 94), 700), None),
+        "shared last in the shorter": (page((91, 92, 1, 93, 2, 3, 94, 4), 450), None),
+        "of one length": (page((91, 92, 1, 93, 2, 3, 94, 4), 500), None),
+        # not a block: every sentence of the page with fewer, or block_shared of them, shared
+        "every one of the fewer's": (page((1, 2, 3, 4), 500), "sentences"),
+        "five shared": (page((1, 2, 3, 4, 5, 91, 92, 93), 500), "sentences"),
+    }
+    for name, (copy, rule) in copies.items():
+        assert DEFAULT_RULE.decide(copy, article, 3) == rule, name
+        assert DEFAULT_RULE.decide(article, copy, 3) == rule, name
+    before = replace(DEFAULT_RULE, block_far_runs=65)
+    assert all(before.decide(copy, article, 3) == "sentences" for copy, _ in copies.values())
 
 
 def _listing(posts: list[tuple[str, list[str]]]) -> str:

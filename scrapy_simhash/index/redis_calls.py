@@ -73,6 +73,7 @@ RULE_FIELDS = (
     "block_shared",
     "block_distance",
     "block_runs",
+    "block_far_runs",
     "apart_distance",
     "apart_runs",
     "apart_length",

@@ -358,6 +358,28 @@ local function packed_takes_one(page, s)
   return takes_one(page, le32(s, 1), le32(s, 5), le32(s, 17), le32(s, 21))
 end
 
+-- whether a page's list of long sentences (longest first) begins with its first n in shared
+local function heads(page, shared, n)
+  for i = 1, min(n, #page.s) do
+    if not shared[page.s[i]] then return false end
+  end
+  return true
+end
+
+-- whether the shorter page reads as contained in the longer: the shorter's list begins with
+-- the sentences they share, the longer's with text of its own (Python's _reads_contained)
+local function reads_contained(a, b)
+  if a.words == b.words then return false end
+  local shorter, longer = a, b
+  if b.words < a.words then shorter, longer = b, a end
+  local in_longer, shared, n = {}, {}, 0
+  for _, s in ipairs(longer.s) do in_longer[s] = true end
+  for _, s in ipairs(shorter.s) do
+    if in_longer[s] and not shared[s] then shared[s] = true n = n + 1 end
+  end
+  return n > 0 and heads(shorter, shared, n) and not heads(longer, shared, n)
+end
+
 -- the rule by which page is a near duplicate of stored, or nil (Rule.decide); counted: the
 -- shared sentences that pass the guard (nil: every shared sentence)
 local function rule_decide(page, stored, counted)
@@ -408,6 +430,14 @@ local function rule_decide(page, stored, counted)
   -- unrelated
   if counts < R.block_shared and d >= R.block_distance and sketched
     and runs_apart >= R.block_runs then
+    return nil
+  end
+  -- the same whatever the fingerprints when the runs of words are as far apart as unrelated
+  -- texts and not every long sentence of the page with fewer is shared (whether the guard
+  -- lets it count or not), unless the shorter page reads as contained in the longer (a box
+  -- of prose both carry at the top weighs as a lead and brings the fingerprints near)
+  if counts < R.block_shared and shared < fewer and sketched
+    and runs_apart >= R.block_far_runs and not reads_contained(page, stored) then
     return nil
   end
   -- unrelated as wholes, of like length, and not every long sentence of the page with fewer

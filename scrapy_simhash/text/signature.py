@@ -77,7 +77,13 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules, which a
     while their fingerprints are :attr:`Rule.block_distance` bits apart or more (as far as
     unrelated texts) and their shingles sketches :attr:`Rule.block_runs` or more: what they
     share is a block of prose both carry (a company's boilerplate under its press releases, a
-    disclaimer), not the article. Nor, when their fingerprints are :attr:`Rule.apart_distance`
+    disclaimer), not the article; nor, whatever their fingerprints, such pages whose shingles
+    sketches are :attr:`Rule.block_far_runs` bits apart or more, unless they share every long
+    sentence of the page that has fewer or the shorter reads as contained in the longer (the
+    shorter's list of long sentences begins with the shared ones, the longer's with its own:
+    what a longer page's own text does to a text inside it). A box of prose a site prints
+    above each article heads both lists, and weighs as the lead of both fingerprints, which
+    it brings within a few bits. Nor, when their fingerprints are :attr:`Rule.apart_distance`
     bits apart or more, their shingles sketches :attr:`Rule.apart_runs` or more (both about
     as far as unrelated texts) and they are of like length (the shorter has
     :attr:`Rule.apart_length` of the longer's words), pages that do not share every long
@@ -534,6 +540,12 @@ class Rule:
     #: ... and their shingles sketches in this many or more: what they share is a block of
     #: prose both carry (a company's boilerplate, a disclaimer), not the article.
     block_runs: int = 14
+    #: Nor, whatever their fingerprints, when their shingles sketches differ in this many bits
+    #: or more (about as far apart as unrelated texts) and some long sentence of the page
+    #: with fewer is not shared, unless the shorter page reads as contained in the longer
+    #: (:func:`_reads_contained`): a block of prose both carry (a box the site prints above
+    #: its articles) weighs as a lead and brings the fingerprints near.
+    block_far_runs: int = 20
     #: Pages whose fingerprints differ in this many bits or more...
     apart_distance: int = 26
     #: ... and their shingles sketches in this many or more (both about as far apart as
@@ -589,9 +601,15 @@ class Rule:
         counts = shared if counted is None else counted
         if (
             counts < self.block_shared
-            and distance >= self.block_distance
             and sketched
-            and runs_apart >= self.block_runs
+            and (
+                (distance >= self.block_distance and runs_apart >= self.block_runs)
+                or (
+                    runs_apart >= self.block_far_runs
+                    and shared < fewer  # (whether the guard lets each count or not)
+                    and not _reads_contained(page, stored)
+                )
+            )
         ):
             return None  # a shared block of prose, two texts otherwise unrelated
         if (
@@ -652,6 +670,23 @@ class Rule:
         if _shorter(a, b) < self.numbers_length:
             return False  # the longer's own text brings numbers of its own
         return hamming(a.numbers, b.numbers) > self.numbers_distance
+
+
+def _reads_contained(a: PageSignature, b: PageSignature) -> bool:
+    """Whether the shorter page reads as contained in the longer by their lists of long
+    sentences (longest first): the shorter's list begins with the sentences they share,
+    and the longer's with text of its own. The longer's own text can only push the
+    shorter's shorter sentences out of its list; a block of prose both carry beside texts
+    of their own (a box of the site's) stands in both lists where its lengths put it."""
+    if a.words == b.words:
+        return False
+    shorter, longer = (a, b) if a.words < b.words else (b, a)
+    shared = set(shorter.sentences).intersection(longer.sentences)
+    first = len(shared)
+    return bool(shared) and (
+        shared.issuperset(shorter.sentences[:first])
+        and not shared.issuperset(longer.sentences[:first])
+    )
 
 
 def _shorter(a: PageSignature, b: PageSignature) -> float:
