@@ -5,17 +5,18 @@ is, forward-looking statements, a media contact); a finance or health blog close
 with the same disclaimer. Those paragraphs are the longest sentences of many such pages, so
 two different releases can share half their long sentences, which the sentence rule alone
 would take for one article. ``Rule.block_shared`` refuses it when the pages' fingerprints
-are as far apart as unrelated texts and their runs of words mostly differ (and
+are as far apart as unrelated texts and their runs of words mostly differ, or whatever the
+fingerprints when the runs of words are as far apart (``Rule.block_far_runs``); and
 ``Rule.apart_distance`` when they are yet further apart, and not every long sentence is
-shared).
+shared.
 
 Each pair is built from two reference texts of the corpus (their first 150-300 words, or
 400-800 characters in Chinese), each followed by the same block (written here, in English or
 Chinese), as HTML pages of one newsroom template; the duplicates beside them are one such
 release in the newsroom's layout and in a news site's (a section menu, a standfirst, a
 related-stories list). Every page goes through ``extract_text`` and ``page_signature`` as a
-crawl's do, and each pair is decided by the default rule and by the rule without either
-clause (``block_shared=0``, ``apart_distance`` off), side by side. Then a crawl's order:
+crawl's do, and each pair is decided by the default rule and by the rule without those
+clauses (``block_shared=0``, ``apart_distance`` off), side by side. Then a crawl's order:
 each group's releases of one company checked into one new index
 (``SimhashIndex.check_and_insert``), where the frequency guard also acts, and the releases
 dropped counted.
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     without = dataclasses.replace(DEFAULT_RULE, block_shared=0, apart_distance=65)
     print(f"{args.pairs} pairs a group and block (seed {args.seed}); decided pairwise, k=3\n")
     print(
-        "| group | block | different pairs merged, default rule | without either clause "
+        "| group | block | different pairs merged, default rule | without the clauses "
         "| the same release in two layouts caught, default | without | "
         "releases of one company dropped in a crawl (index, guard on) |"
     )

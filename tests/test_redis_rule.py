@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import tempfile
 import uuid
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -58,7 +59,8 @@ class _Pages:
             sentences.append(rng.getrandbits(64))  # a sentence of its own
         rng.shuffle(sentences)
         sentences = sentences[:SENTENCES]
-        words = rng.choice([0, 40, 80, 90, 100, 110, 200, 400])  # 80 / 100: numbers_length
+        # 80 / 100: numbers_length; 5 numbers in 1,000 words: numbers_density's bound
+        words = rng.choice([0, 40, 80, 90, 100, 110, 200, 400, 1000, 2000])
         numbers = _flip(rng, rng.choice(self.numbers), rng.choice([0, 5, 15, 21, 30]))
         # 11 or 12 bits from one base: up to 22 or 24 apart (shingles_distance: 22); 9 and 5
         # bits: up to 18 and 17 apart (veto_runs: 18); 5 bits: 10 apart (runs_near: 10)
@@ -296,6 +298,24 @@ def test_far_runs_take_a_text_inside_a_longer_one_alone_on_redis(redis_server, k
     for name, page in pages.items():
         assert DEFAULT_RULE.decide(page, stored, 3) == expected[name], name
     assert DEFAULT_RULE.decide(pages["every one"], stored, 3, counted=3) == "sentences"
+
+
+def test_a_long_texts_few_numbers_veto_nothing_on_redis(redis_server, key, tmp_path):
+    """``Rule.numbers_density``: the numbers veto speaks only for pages holding one content
+    number in 200 words or more, on the script as in Python."""
+    fp = 0xF0F0_F0F0_F0F0_F0F0  # far from the guard's pages (_both_decide)
+    stored = PageSignature(fp, tuple(range(1, 9)), 1000, 0, 5, 0)
+    far = (1 << 64) - 1  # numbers sketches 64 bits apart
+    pages = {
+        "sparse": PageSignature(fp ^ 1, stored.sentences, 1000, far, 4, 0),  # 4 in 1,000
+        "at the bound": PageSignature(fp ^ 1, stored.sentences, 1000, far, 5, 0),  # vetoed
+        "a word fewer": PageSignature(fp ^ 1, stored.sentences, 999, far, 5, 0),  # vetoed
+    }
+    expected = {"sparse": "hamming", "at the bound": None, "a word fewer": None}
+    _both_decide(redis_server.url, key, tmp_path, stored, 99, pages, expected)
+    sparse = replace(stored, words=1001)  # the stored page's 5 numbers in 1,001 words
+    assert DEFAULT_RULE.decide(pages["a word fewer"], sparse, 3) == "hamming"
+    assert replace(DEFAULT_RULE, numbers_density=0).decide(pages["sparse"], stored, 3) is None
 
 
 def test_copies_carry_the_signatures(redis_server, key, tmp_path):

@@ -1656,7 +1656,26 @@ def test_the_numbers_veto_compares_pages_of_like_length():
     assert DEFAULT_RULE.numbers_differ(page, PageSignature(1, (), 500, (1 << 64) - 1, 6))
     assert DEFAULT_RULE.numbers_differ(PageSignature(1, (), 500, (1 << 64) - 1, 6), page)
     assert not DEFAULT_RULE.numbers_differ(page, PageSignature(1, (), 501, (1 << 64) - 1, 6))
-    assert Rule(numbers_length=0).numbers_differ(page, PageSignature(1, (), 5000, (1 << 64) - 1, 6))
+    longer = PageSignature(1, (), 5000, (1 << 64) - 1, 6)
+    assert Rule(numbers_length=0, numbers_density=0).numbers_differ(page, longer)
+
+
+def test_the_numbers_veto_asks_a_number_in_200_words():
+    """A long text's few numbers (an essay's six in 1,700 words) come mostly from around it,
+    a layout's lists or its readers' comments, and a sketch of so few swings with one lost or
+    gained: the veto speaks for pages of one content number in 200 words or more (a product
+    page, a match report), both of them."""
+    assert DEFAULT_RULE.numbers_density == 0.005
+    far = (1 << 64) - 1
+    essay = PageSignature(1, (), 1737, numbers=0, number_count=6)
+    copy = PageSignature(1, (), 1889, numbers=far, number_count=4)
+    assert not DEFAULT_RULE.numbers_differ(essay, copy)
+    assert not DEFAULT_RULE.numbers_differ(copy, essay)
+    assert Rule(numbers_density=0).numbers_differ(essay, copy)
+    product = PageSignature(1, (), 800, numbers=0, number_count=4)
+    assert DEFAULT_RULE.numbers_differ(product, PageSignature(1, (), 800, far, 4))
+    assert not DEFAULT_RULE.numbers_differ(product, PageSignature(1, (), 801, far, 4))
+    assert not DEFAULT_RULE.numbers_differ(PageSignature(1, (), 801, far, 4), product)
 
 
 def test_the_numbers_veto_compares_numbers_in_like_amounts():

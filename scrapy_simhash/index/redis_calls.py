@@ -69,6 +69,7 @@ RULE_FIELDS = (
     "numbers_distance",
     "numbers_ratio",
     "numbers_length",
+    "numbers_density",
     "guard",
     "block_shared",
     "block_distance",

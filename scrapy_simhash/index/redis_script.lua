@@ -389,6 +389,8 @@ local function rule_decide(page, stored, counted)
   local fewer = min(page.nc, stored.nc)
   if fewer >= R.numbers_min and fewer >= R.numbers_ratio * max(page.nc, stored.nc)
     and shorter >= R.numbers_length
+    and page.nc >= R.numbers_density * page.words
+    and stored.nc >= R.numbers_density * stored.words
     and pop(bxor(page.nl, stored.nl)) + pop(bxor(page.nh, stored.nh)) > R.numbers_distance then
     return nil
   end

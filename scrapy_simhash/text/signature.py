@@ -98,12 +98,15 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules, which a
 Neither applies when their numbers disagree: both have :attr:`Rule.numbers_min` content
 numbers or more, in like amounts (the fewer at least :attr:`Rule.numbers_ratio` of the more),
 the pages are of like length (the shorter has at least :attr:`Rule.numbers_length` of the
-longer's words), and their sketches differ in more than :attr:`Rule.numbers_distance` bits
-(two product pages or match reports share their words and their prose, not their numbers;
-dates, times and counters are not content numbers). Two pages of one kind carry about as
-many numbers and as many words; when one carries over twice the other's numbers, or a fifth
-more words, the extra ones come from the page around the text (a layout's sidebar of prices
-or scores, its tables, its lists of other stories), and the numbers say nothing of the text.
+longer's words), both hold at least :attr:`Rule.numbers_density` content numbers a word (one
+in 200), and their sketches differ in more than :attr:`Rule.numbers_distance` bits (two
+product pages or match reports share their words and their prose, not their numbers; dates,
+times and counters are not content numbers). Two pages of one kind carry about as many
+numbers and as many words; when one carries over twice the other's numbers, or a fifth more
+words, the extra ones come from the page around the text (a layout's sidebar of prices or
+scores, its tables, its lists of other stories), and the numbers say nothing of the text. Nor
+do a long text's few numbers (a 1,700-word essay's six), which come mostly from around it
+(a layout's lists, its readers' comments), and whose sketch swings with one lost or gained.
 The rule's parameters were chosen on ``bench/quality.py`` (``docs/quality.md``).
 
 A signature depends on the text alone, and is a storage format (:meth:`PageSignature.pack`):
@@ -531,6 +534,10 @@ class Rule:
     numbers_ratio: float = 0.5
     #: ... and the shorter page has at least this share of the longer's words.
     numbers_length: float = 0.8
+    #: ... and both pages hold at least this many content numbers a word (one in 200): a
+    #: long text's handful of numbers comes mostly from around it (a layout's lists, its
+    #: replies), and a sketch of a few numbers swings with one lost or gained.
+    numbers_density: float = 0.005
     #: In an index, a sentence held by this many stored pages no longer counts.
     guard: int = 3
     #: The sentence rule refuses pages that share fewer than this many long sentences...
@@ -669,6 +676,8 @@ class Rule:
             return False
         if _shorter(a, b) < self.numbers_length:
             return False  # the longer's own text brings numbers of its own
+        if any(page.number_count < self.numbers_density * page.words for page in (a, b)):
+            return False  # a few numbers in a long text: not what the page says
         return hamming(a.numbers, b.numbers) > self.numbers_distance
 
 
