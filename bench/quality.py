@@ -607,6 +607,10 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
+        (
+            "default rule, numbers compared at any density",
+            dataclasses.replace(d, numbers_density=0),
+        ),
     ]
 
 

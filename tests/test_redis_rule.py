@@ -237,6 +237,7 @@ def _both_decide(url, key, tmp_path, stored, guarded, pages, expected) -> None:
     the sentence ``guarded`` as the guard allows, decide each of ``pages`` as ``expected``
     (a rule's name against ``stored``, or None)."""
     held = [_apart(i << 40, i << 20, (guarded, 200 + i), 500) for i in range(DEFAULT_RULE.guard)]
+    tmp_path.mkdir(exist_ok=True)
     with RedisIndex(url, key) as redis, SimhashIndex(tmp_path / "ix") as lmdb:
         for ix in (redis, lmdb):
             ix.insert(stored, "stored")
@@ -284,6 +285,8 @@ def test_far_runs_take_a_text_inside_a_longer_one_alone_on_redis(redis_server, k
         "box": _apart(near_fp, far_sk, (1, 2, 3, 4, 91, 92, 93, 94), 700),
         "one length": _apart(near_fp, far_sk, (91, 92, 1, 93, 2, 3, 94, 4), 500),
         "near runs": _apart(near_fp, sk ^ 0xFFFF, (1, 2, 3, 4, 91, 92, 93, 94), 700),
+        "at the bound": _apart(near_fp, sk ^ ((1 << 20) - 1), (1, 2, 3, 4, 91, 92, 93, 94), 700),
+        "a bit inside": _apart(near_fp, sk ^ ((1 << 19) - 1), (1, 2, 3, 4, 91, 92, 93, 94), 700),
         # every sentence of the page with fewer shared, one of them past the guard
         "every one": _apart(near_fp, far_sk, (1, 2, 3, 5), 500),
     }
@@ -292,12 +295,22 @@ def test_far_runs_take_a_text_inside_a_longer_one_alone_on_redis(redis_server, k
         "box": None,
         "one length": None,
         "near runs": "sentences",
+        "at the bound": None,
+        "a bit inside": "sentences",
         "every one": "sentences",
     }
     _both_decide(redis_server.url, key, tmp_path, stored, 5, pages, expected)
     for name, page in pages.items():
         assert DEFAULT_RULE.decide(page, stored, 3) == expected[name], name
     assert DEFAULT_RULE.decide(pages["every one"], stored, 3, counted=3) == "sentences"
+    # of one length, the page whose list begins with its own text stored: no page is inside
+    # the other whichever way round
+    own_first = _apart(fp, sk, (91, 92, 1, 93, 2, 3, 94, 4), 500)
+    shared_first = {"shared first": _apart(near_fp, far_sk, tuple(range(1, 9)), 500)}
+    want = {"shared first": None}
+    _both_decide(
+        redis_server.url, f"{key}-tie", tmp_path / "tie", own_first, 99, shared_first, want
+    )
 
 
 def test_a_long_texts_few_numbers_veto_nothing_on_redis(redis_server, key, tmp_path):
@@ -315,6 +328,9 @@ def test_a_long_texts_few_numbers_veto_nothing_on_redis(redis_server, key, tmp_p
     _both_decide(redis_server.url, key, tmp_path, stored, 99, pages, expected)
     sparse = replace(stored, words=1001)  # the stored page's 5 numbers in 1,001 words
     assert DEFAULT_RULE.decide(pages["a word fewer"], sparse, 3) == "hamming"
+    dense = {"dense": PageSignature(fp ^ 1, stored.sentences, 1001, far, 9, 0)}
+    want = {"dense": "hamming"}
+    _both_decide(redis_server.url, f"{key}-sparse", tmp_path / "sparse", sparse, 99, dense, want)
     assert replace(DEFAULT_RULE, numbers_density=0).decide(pages["sparse"], stored, 3) is None
 
 

@@ -81,15 +81,16 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules, which a
     sketches are :attr:`Rule.block_far_runs` bits apart or more, unless they share every long
     sentence of the page that has fewer or the shorter reads as contained in the longer (the
     shorter's list of long sentences begins with the shared ones, the longer's with its own:
-    what a longer page's own text does to a text inside it). A box of prose a site prints
-    above each article heads both lists, and weighs as the lead of both fingerprints, which
-    it brings within a few bits. Nor, when their fingerprints are :attr:`Rule.apart_distance`
-    bits apart or more, their shingles sketches :attr:`Rule.apart_runs` or more (both about
-    as far as unrelated texts) and they are of like length (the shorter has
-    :attr:`Rule.apart_length` of the longer's words), pages that do not share every long
-    sentence of the page that has fewer, however many they share: two listings of one blog
-    whose first post differs share the other posts' sentences, and a page with a new post on
-    top is new (a copy in a layout that adds its own replies or teasers is longer).
+    what a longer page's own text does to a text inside it; pages of one length never do).
+    A box of prose a site prints above each article heads both lists, and weighs as the lead
+    of both fingerprints, which it brings within a few bits. Nor, when their fingerprints
+    are :attr:`Rule.apart_distance` bits apart or more, their shingles sketches
+    :attr:`Rule.apart_runs` or more (both about as far as unrelated texts) and they are of
+    like length (the shorter has :attr:`Rule.apart_length` of the longer's words), pages
+    that do not share every long sentence of the page that has fewer, however many they
+    share: two listings of one blog whose first post differs share the other posts'
+    sentences, and a page with a new post on top is new (a copy in a layout that adds its
+    own replies or teasers is longer).
 
     In an index, a sentence held by :attr:`Rule.guard` or more stored pages does not count
     (a disclaimer, a byline, a newsletter box): that is learned across pages, and acts only
@@ -686,7 +687,8 @@ def _reads_contained(a: PageSignature, b: PageSignature) -> bool:
     sentences (longest first): the shorter's list begins with the sentences they share,
     and the longer's with text of its own. The longer's own text can only push the
     shorter's shorter sentences out of its list; a block of prose both carry beside texts
-    of their own (a box of the site's) stands in both lists where its lengths put it."""
+    of their own (a box of the site's) stands in both lists where its lengths put it. Of
+    two pages of one length, neither is inside the other."""
     if a.words == b.words:
         return False
     shorter, longer = (a, b) if a.words < b.words else (b, a)
