@@ -367,17 +367,13 @@ local function heads(page, shared, n)
 end
 
 -- whether the shorter page reads as contained in the longer: the shorter's list begins with
--- the sentences they share, the longer's with text of its own (Python's _reads_contained)
-local function reads_contained(a, b)
+-- the sentences they share (the set common, n of them), the longer's with text of its own
+-- (Python's _reads_contained)
+local function reads_contained(a, b, common, n)
   if a.words == b.words then return false end
   local shorter, longer = a, b
   if b.words < a.words then shorter, longer = b, a end
-  local in_longer, shared, n = {}, {}, 0
-  for _, s in ipairs(longer.s) do in_longer[s] = true end
-  for _, s in ipairs(shorter.s) do
-    if in_longer[s] and not shared[s] then shared[s] = true n = n + 1 end
-  end
-  return n > 0 and heads(shorter, shared, n) and not heads(longer, shared, n)
+  return n > 0 and heads(shorter, common, n) and not heads(longer, common, n)
 end
 
 -- the rule by which page is a near duplicate of stored, or nil (Rule.decide); counted: the
@@ -396,9 +392,9 @@ local function rule_decide(page, stored, counted)
   end
   local held = {}
   for _, s in ipairs(stored.s) do held[s] = true end
-  local shared = 0
+  local common, shared = {}, 0
   for _, s in ipairs(distinct(page)) do
-    if held[s] then shared = shared + 1 end
+    if held[s] then common[s] = true shared = shared + 1 end
   end
   local d = pop(bxor(page.fl, stored.fl)) + pop(bxor(page.fh, stored.fh))
   local fewer = min(#page.s, #stored.s)
@@ -439,7 +435,7 @@ local function rule_decide(page, stored, counted)
   -- lets it count or not), unless the shorter page reads as contained in the longer (a box
   -- of prose both carry at the top weighs as a lead and brings the fingerprints near)
   if counts < R.block_shared and shared < fewer and sketched
-    and runs_apart >= R.block_far_runs and not reads_contained(page, stored) then
+    and runs_apart >= R.block_far_runs and not reads_contained(page, stored, common, shared) then
     return nil
   end
   -- unrelated as wholes, of like length, and not every long sentence of the page with fewer

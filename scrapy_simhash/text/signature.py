@@ -577,7 +577,8 @@ class Rule:
         (by default, every shared sentence)."""
         if self.numbers_differ(page, stored):
             return None
-        shared = len(set(page.sentences).intersection(stored.sentences))
+        common = set(page.sentences).intersection(stored.sentences)
+        shared = len(common)
         distance = hamming(page.fingerprint, stored.fingerprint)
         fewer = min(len(page.sentences), len(stored.sentences))
         shorter = _shorter(page, stored)
@@ -615,7 +616,7 @@ class Rule:
                 or (
                     runs_apart >= self.block_far_runs
                     and shared < fewer  # (whether the guard lets each count or not)
-                    and not _reads_contained(page, stored)
+                    and not _reads_contained(page, stored, common)
                 )
             )
         ):
@@ -682,17 +683,17 @@ class Rule:
         return hamming(a.numbers, b.numbers) > self.numbers_distance
 
 
-def _reads_contained(a: PageSignature, b: PageSignature) -> bool:
+def _reads_contained(a: PageSignature, b: PageSignature, shared: set[int]) -> bool:
     """Whether the shorter page reads as contained in the longer by their lists of long
-    sentences (longest first): the shorter's list begins with the sentences they share,
-    and the longer's with text of its own. The longer's own text can only push the
-    shorter's shorter sentences out of its list; a block of prose both carry beside texts
-    of their own (a box of the site's) stands in both lists where its lengths put it. Of
-    two pages of one length, neither is inside the other."""
+    sentences (longest first; ``shared``: the sentences both hold): the shorter's list
+    begins with the sentences they share, and the longer's with text of its own. The
+    longer's own text can only push the shorter's shorter sentences out of its list; a
+    block of prose both carry beside texts of their own (a box of the site's) stands in
+    both lists where its lengths put it. Of two pages of one length, neither is inside the
+    other."""
     if a.words == b.words:
         return False
     shorter, longer = (a, b) if a.words < b.words else (b, a)
-    shared = set(shorter.sentences).intersection(longer.sentences)
     first = len(shared)
     return bool(shared) and (
         shared.issuperset(shorter.sentences[:first])
