@@ -107,6 +107,7 @@ import lxml.html
 from _corpus import ROOT, Page, load_pages, require_corpus
 
 from scrapy_simhash import FINGERPRINT_VERSION, Fingerprinter, extract_text, hamming
+from scrapy_simhash.text import decode, headings, hidden
 from scrapy_simhash.text import extract as extract_module
 from scrapy_simhash.text.signature import DEFAULT_RULE, Rule, page_signature
 
@@ -183,9 +184,14 @@ def code_of(source: str) -> str:
     return ast.dump(tree)
 
 
-#: The extraction's own code (its options included; docstrings and comments aside): the
-#: cached texts are keyed by it, with trafilatura's version.
-EXTRACTION = hashlib.sha1(code_of(inspect.getsource(extract_module)).encode()).hexdigest()[:8]
+#: The extraction's own code (its options, the decoding, the hidden elements left out and the
+#: headline dropped included; docstrings and comments aside): the cached texts are keyed by
+#: it, with trafilatura's version.
+EXTRACTION = hashlib.sha1(
+    "".join(
+        code_of(inspect.getsource(module)) for module in (extract_module, hidden, decode, headings)
+    ).encode()
+).hexdigest()[:8]
 MIN_WORDS = 20  # the crawl's default (SIMHASH_MIN_WORDS)
 LAYOUTS_PER_ARTICLE = 2
 

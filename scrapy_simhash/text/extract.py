@@ -14,6 +14,7 @@ from typing import Any
 
 from .decode import binary_text, decode_html, without_surrogates
 from .headings import drop_title_line
+from .hidden import drop_hidden
 
 logger = logging.getLogger(__name__)
 
@@ -89,9 +90,11 @@ def extract_text(
     recall-favouring mode (``favor_recall``): an article in an unfamiliar layout keeps its
     paragraphs rather than being cut to the part the layout's own heuristics trust, and
     extraction is faster (fewer fallback comparisons); see ``docs/quality-history.md``. ``fast``
-    skips trafilatura's fallback extractors (faster, slightly lower recall). A first line
-    that only repeats the page's title is left out, since layouts differ in whether the
-    headline is in the body.
+    skips trafilatura's fallback extractors (faster, slightly lower recall). What the page's
+    markup hides from a reader is removed from the tree first (:mod:`.hidden`): the fallback
+    extractors would otherwise read a closed cookie banner as the article of a page whose
+    own article is short. A first line that only repeats the page's title is left out, since
+    layouts differ in whether the headline is in the body.
     """
     try:
         if isinstance(html, bytes | bytearray | memoryview):
@@ -114,7 +117,11 @@ def extract_text(
         _demote_library_logs()
         _extracting.depth = getattr(_extracting, "depth", 0) + 1
         try:
-            text = trafilatura.extract(text_html, url=url, fast=fast, **TRAFILATURA_OPTIONS)
+            tree = trafilatura.load_html(text_html)
+            if tree is None:
+                return None
+            drop_hidden(tree)
+            text = trafilatura.extract(tree, url=url, fast=fast, **TRAFILATURA_OPTIONS)
         finally:
             _extracting.depth -= 1
     except TypeError:
