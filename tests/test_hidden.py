@@ -50,6 +50,7 @@ def page(article: str, hiding: str = 'style="display: none"', body: str = "") ->
 HIDINGS = [
     'style="display: none"',
     'style="DISPLAY:NONE"',
+    'style="Display: None"',
     'style="position: fixed; visibility : hidden"',
     "hidden",
     'hidden="hidden"',

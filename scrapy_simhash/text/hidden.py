@@ -36,8 +36,8 @@ _DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
 #: scripts run is still read.
 _KEPT_TAGS = frozenset({"html", "head", "body"})
 #: How deep below ``<body>`` a hidden element is left out (1: a child of ``<body>``). The
-#: consent banners and pop-ups of the benchmarks' real pages sit 1 to 3 levels down; the
-#: hidden copies of a page's own article, 4 to 10.
+#: consent banners and pop-ups of the benchmarks' real pages sit 1 to 3 levels down; nearly
+#: all the hidden copies of a page's own article, 4 to 12.
 OVERLAY_DEPTH = 3
 
 
@@ -56,8 +56,9 @@ def _depth(element: HtmlElement) -> int:
 def _hides(name: str, value: str) -> bool:
     """Whether an attribute hides its element from a reader."""
     if name == "style":
-        return ("none" in value or "hidden" in value or "NONE" in value or "HIDDEN" in value) and (
-            _HIDING_STYLE.search(value) is not None
+        lowered = value.lower()
+        return ("none" in lowered or "hidden" in lowered) and (
+            _HIDING_STYLE.search(lowered) is not None
         )
     if name == "hidden":
         # hidden="until-found" is content the browser reveals when it is searched for
@@ -69,12 +70,12 @@ def _hides(name: str, value: str) -> bool:
 
 
 def hidden_elements(tree: HtmlElement) -> list[HtmlElement]:
-    """The elements of ``tree`` at most :data:`OVERLAY_DEPTH` levels below ``<body>`` whose
-    markup hides them (inline ``display: none`` or ``visibility: hidden``, the ``hidden``
-    attribute, ``aria-hidden="true"``) or makes them a dialog (``role="dialog"``,
-    ``role="alertdialog"``, ``aria-modal="true"``), ``<html>``, ``<head>``
-    and ``<body>`` never among them; and the ``<noscript>`` elements and closed ``<dialog>``
-    elements at that depth."""
+    """The elements of ``tree`` at most :data:`OVERLAY_DEPTH` levels below ``<body>`` that
+    a reader does not see: ``<noscript>``, a ``<dialog>`` not open, and an element whose
+    markup hides it (an inline ``display: none`` or ``visibility: hidden``, the ``hidden``
+    attribute but for ``hidden="until-found"``, ``aria-hidden="true"``) or makes it a
+    dialog (``role="dialog"`` or ``"alertdialog"``, ``aria-modal="true"``). ``<html>``,
+    ``<head>`` and ``<body>`` are never among them."""
     found: dict[int, HtmlElement] = {}
     for element in _HIDDEN_ELEMENTS(tree):
         if _depth(element) <= OVERLAY_DEPTH:
