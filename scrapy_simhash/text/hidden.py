@@ -41,16 +41,17 @@ _KEPT_TAGS = frozenset({"html", "head", "body"})
 OVERLAY_DEPTH = 3
 
 
-def _depth(element: HtmlElement) -> int:
-    """How many levels below ``<body>`` (or the root, in a tree without one) ``element`` is."""
+def _near_top(element: HtmlElement) -> bool:
+    """Whether ``element`` is at most :data:`OVERLAY_DEPTH` levels below ``<body>`` (or the
+    root, in a tree without one); its ancestors are walked no further than that."""
     depth = 1
     for ancestor in element.iterancestors():
         if ancestor.tag in ("body", "html"):
-            break
+            return True
         depth += 1
         if depth > OVERLAY_DEPTH:
-            break
-    return depth
+            return False
+    return True
 
 
 def _hides(name: str, value: str) -> bool:
@@ -78,17 +79,16 @@ def hidden_elements(tree: HtmlElement) -> list[HtmlElement]:
     ``<head>`` and ``<body>`` are never among them."""
     found: dict[int, HtmlElement] = {}
     for element in _HIDDEN_ELEMENTS(tree):
-        if _depth(element) <= OVERLAY_DEPTH:
+        if _near_top(element):
             found[id(element)] = element
     for value in _HIDING_ATTRIBUTES(tree):
         element = value.getparent()
         if (
             element is not None
             and id(element) not in found
-            and isinstance(element.tag, str)
             and element.tag not in _KEPT_TAGS
             and _hides(value.attrname, value)
-            and _depth(element) <= OVERLAY_DEPTH
+            and _near_top(element)
         ):
             found[id(element)] = element
     return list(found.values())
