@@ -581,7 +581,8 @@ def parse_rule(spec: str) -> Rule:
 def ablation_rules() -> list[tuple[str, Rule]]:
     """The signature rule built up one part at a time from the fingerprint alone."""
     d = DEFAULT_RULE
-    near_block = dataclasses.replace(d, block_far_runs=OFF)  # a block heading both texts
+    any_runs = dataclasses.replace(d, contained_runs=OFF)  # a contained page's runs unread
+    near_block = dataclasses.replace(any_runs, block_far_runs=OFF)  # a block heading both texts
     apart = dataclasses.replace(near_block, apart_distance=OFF)  # listings of other posts
     blocks = dataclasses.replace(apart, block_shared=0)  # a shared block of prose not told
     one_not_enough = dataclasses.replace(blocks, runs_same=-1)  # one sentence never enough
@@ -608,9 +609,10 @@ def ablation_rules() -> list[tuple[str, Rule]]:
         ("+ not all shared in texts yet further apart: a part", near_block),
         (
             "+ under 5 shared in runs of words as far apart, unless one text reads as "
-            "inside the other: a block (the default rule)",
-            d,
+            "inside the other: a block",
+            any_runs,
         ),
+        ("+ a contained page's runs of words among the longer's (the default rule)", d),
         ("default rule without the frequency guard", dataclasses.replace(d, guard=OFF)),
         ("default rule, numbers in any amounts compared", dataclasses.replace(d, numbers_ratio=0)),
         (

@@ -271,6 +271,24 @@ def test_pages_far_apart_share_every_sentence_or_are_two_on_redis(redis_server, 
     assert DEFAULT_RULE.decide(every, stored, 3, counted=7) == "sentences"
 
 
+def test_a_contained_pages_runs_are_read_on_redis(redis_server, key, tmp_path):
+    """``Rule.contained_runs``: a page of 375 words sharing all but one of its long sentences
+    with a page of 1,000 is inside it while their shingles sketches are at most 6 bits further
+    apart than containment makes them (32 x 0.625 = 20 bits); the script decides as the LMDB
+    index, at the bound too."""
+    fp = 0x0123_4567_89AB_CDEF
+    sk = 0x0F1E_2D3C_4B5A_6978
+    stored = _apart(fp, sk, tuple(range(1, 9)), 1000)
+    far_fp = fp ^ ((1 << 30) - 1)
+    pages = {
+        f"{n} bits": _apart(far_fp, sk ^ ((1 << n) - 1), (*range(1, 8), 99), 375)
+        for n in (20, 26, 27)
+    }
+    expected = {"20 bits": "sentences", "26 bits": "sentences", "27 bits": None}
+    # the guarded sentence is one the pages do not hold: all 7 shared sentences count
+    _both_decide(redis_server.url, key, tmp_path, stored, 8, pages, expected)
+
+
 def test_far_runs_take_a_text_inside_a_longer_one_alone_on_redis(redis_server, key, tmp_path):
     """``Rule.block_far_runs``: pages whose runs of words are about as far apart as unrelated
     texts, sharing fewer than ``block_shared`` long sentences and not all of the page with

@@ -622,6 +622,31 @@ def test_a_page_contained_in_a_longer_one_needs_less_than_half_its_words():
     assert Rule(numbers_length=0).decide(numbered_copy, numbered, 3) is None
 
 
+def test_a_contained_page_has_its_runs_of_words_among_the_longers():
+    """A page of 375 words sharing all but one of its long sentences with a page of 1,000 is
+    inside it only while their shingles sketches are about as far apart as that makes them:
+    its runs of words all among the longer's give a Jaccard of 0.375, some 32 x 0.625 = 20
+    bits apart; ``Rule.contained_runs`` (6) more is the bound. Further apart, most of its
+    own runs of words are not in the longer, and what the two share is a part of each (two
+    front pages of one blog, each with its own newest post over the same older ones)."""
+    rule = Rule()
+    sketch = 0x0F1E_2D3C_4B5A_6978
+    longer = PageSignature(0, tuple(range(1, 9)), 1000, 0, 0, sketch)
+
+    def page(runs_apart: int) -> PageSignature:
+        far = (1 << 30) - 1  # fingerprints 30 bits apart
+        return PageSignature(far, (*range(1, 8), 99), 375, 0, 0, sketch ^ _bits(runs_apart))
+
+    for runs_apart, want in ((12, "sentences"), (20, "sentences"), (26, "sentences"), (27, None)):
+        assert rule.decide(page(runs_apart), longer, 3) == want, runs_apart
+        assert rule.decide(longer, page(runs_apart), 3) == want, runs_apart
+    assert Rule(contained_runs=65).decide(page(27), longer, 3) == "sentences"
+    assert Rule(contained_runs=0).decide(page(21), longer, 3) is None
+    # a signature without the sketch (0) has no say
+    unsketched = PageSignature((1 << 30) - 1, page(27).sentences, 375, 0, 0, 0)
+    assert rule.decide(unsketched, longer, 3) == "sentences"
+
+
 _WHO = ["My neighbour", "Our club", "The baker", "A friend of mine", "My sister", "The skipper"]
 _SAID = ["always wanted", "never liked", "still remembers", "keeps talking about", "visited"]
 _WHAT = ["the terminal at night", "the cranes by the quay", "the weekly fish auction",

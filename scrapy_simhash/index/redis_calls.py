@@ -58,6 +58,7 @@ RULE_FIELDS = (
     "hamming_length",
     "contained",
     "contained_length",
+    "contained_runs",
     "sentences_veto",
     "veto_distance",
     "veto_runs",

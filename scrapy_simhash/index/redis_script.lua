@@ -445,8 +445,10 @@ local function rule_decide(page, stored, counted)
     return nil
   end
   if counts >= needed and shorter >= R.length then return 'sentences' end
-  -- contained: what the longer adds is not the article's prose
-  if counts >= max(R.contained, fewer - 1) and shorter >= R.contained_length then
+  -- contained: what the longer adds is not the article's prose, and the shorter's runs of
+  -- words are among the longer's (their sketches as far apart as containment makes them)
+  if counts >= max(R.contained, fewer - 1) and shorter >= R.contained_length
+    and not (sketched and runs_apart > 32 * (1 - shorter) + R.contained_runs) then
     return 'sentences'
   end
   return nil

@@ -71,7 +71,12 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules, which a
     sentences or more, and all but one of those of the page that has fewer, and the shorter
     has at least :attr:`Rule.contained_length` of the longer's words (the longer's extra
     words are not prose of the same article, which would have taken places among its
-    longest sentences, but shorter text around it, such as a layout's comments or lists).
+    longest sentences, but shorter text around it, such as a layout's comments or lists),
+    unless their shingles sketches differ in more than :attr:`Rule.contained_runs` bits
+    beyond what a text inside the other gives (32 x (1 - the shorter's share of the longer's
+    words)): the shorter's own runs of words are then mostly not in the longer, and what
+    both hold is a part of each (two front pages of one blog, each with its own newest post
+    over the same older ones).
 
     Neither takes pages that share fewer than :attr:`Rule.block_shared` long sentences
     while their fingerprints are :attr:`Rule.block_distance` bits apart or more (as far as
@@ -502,8 +507,14 @@ class Rule:
     #: the shorter page contained in the longer...
     contained: int = 5
     #: ... when its words are at least this share of the longer's (the sentence rule's
-    #: length guard then).
+    #: length guard then)...
     contained_length: float = 0.3
+    #: ... and the shingles sketches differ in at most this many bits more than a text
+    #: inside the other would give (32 x (1 - the shorter's share of the longer's words):
+    #: its runs of words all among the longer's). Two front pages of one blog share their
+    #: older posts' long sentences, while most of the shorter's runs of words (its own
+    #: newest post) are not in the longer.
+    contained_runs: int = 6
     #: Both pages with this many long sentences and none shared: not the same text...
     sentences_veto: int = 6
     #: ... when their fingerprints differ in this many bits or more (and their shingles
@@ -631,7 +642,11 @@ class Rule:
             return None  # unrelated as wholes, and not all of the fewer's sentences shared
         if counts >= needed and shorter >= self.length:
             return "sentences"
-        if counts >= max(self.contained, fewer - 1) and shorter >= self.contained_length:
+        if (
+            counts >= max(self.contained, fewer - 1)
+            and shorter >= self.contained_length
+            and not (sketched and runs_apart > _INSIDE_RUNS * (1 - shorter) + self.contained_runs)
+        ):
             return "sentences"  # contained: what the longer adds is not the article's prose
         return None
 
@@ -681,6 +696,11 @@ class Rule:
         if any(page.number_count < self.numbers_density * page.words for page in (a, b)):
             return False  # a few numbers in a long text: not what the page says
         return hamming(a.numbers, b.numbers) > self.numbers_distance
+
+
+#: A one-bit minhash's expected bits apart for two sets of Jaccard 0: of Jaccard J, this
+#: times 1 - J. A text inside a longer one has the Jaccard of their lengths.
+_INSIDE_RUNS = 32
 
 
 def _reads_contained(a: PageSignature, b: PageSignature, shared: set[int]) -> bool:
