@@ -7,6 +7,8 @@ frequency guard simulated), and gives each duplicate missed one cause, the first
   no signature          a side extracted nothing, or under 20 content words
   numbers veto          both pages' content numbers disagree (``Rule.numbers_differ``)
   under 30% of words    one text has under 30% of the other's words (no length guard takes it)
+  runs not inside       the contained clause would take it but for its shingles sketches,
+                        further apart than a text inside the other gives (``Rule.contained_runs``)
   length guard          the rule would take it were its length guards off (30-50% of words)
   within k, vetoed      fingerprints within k, refused by the shingles or a rewrite veto
   past k, none shared   fingerprints past k, no long sentence shared
@@ -40,6 +42,8 @@ from _corpus import load_pages, require_corpus
 from scrapy_simhash import hamming
 from scrapy_simhash.text.signature import DEFAULT_RULE
 
+#: The rule without the contained clause's runs check: what "runs not inside" asks.
+ANY_RUNS = dataclasses.replace(DEFAULT_RULE, contained_runs=Q.OFF)
 #: The rule with its length guards off: what "length guard" asks of a missed pair.
 NO_LENGTH_GUARDS = dataclasses.replace(
     DEFAULT_RULE, length=0.0, hamming_length=0.0, contained_length=0.0
@@ -57,6 +61,8 @@ def cause(value, k: int) -> str:
     fewer, more = sorted((page.words, stored.words))
     if more and fewer / more < 0.3:
         return "under 30% of words"
+    if Q.signature_rule(ANY_RUNS, k)(value):
+        return "runs not inside"
     if Q.signature_rule(NO_LENGTH_GUARDS, k)(value):
         return "length guard"
     if hamming(page.fingerprint, stored.fingerprint) <= k:
