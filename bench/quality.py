@@ -97,6 +97,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from importlib.metadata import version
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -107,7 +108,6 @@ import lxml.html
 from _corpus import ROOT, Page, load_pages, require_corpus
 
 from scrapy_simhash import FINGERPRINT_VERSION, Fingerprinter, extract_text, hamming
-from scrapy_simhash.text import decode, headings, hidden
 from scrapy_simhash.text import extract as extract_module
 from scrapy_simhash.text.signature import DEFAULT_RULE, Rule, page_signature
 
@@ -184,13 +184,29 @@ def code_of(source: str) -> str:
     return ast.dump(tree)
 
 
-#: The extraction's own code (its options, the decoding, the hidden elements left out and the
-#: headline dropped included; docstrings and comments aside): the cached texts are keyed by
-#: it, with trafilatura's version.
+def text_modules(module: ModuleType) -> list[ModuleType]:
+    """``module`` and the modules of ``scrapy_simhash.text`` whose functions or classes it
+    uses, and theirs in turn, by name."""
+    found = {module.__name__: module}
+    todo = [module]
+    while todo:
+        for value in vars(todo.pop()).values():
+            name = getattr(value, "__module__", None)
+            if (
+                isinstance(name, str)
+                and name.startswith("scrapy_simhash.text.")
+                and name not in found
+            ):
+                found[name] = sys.modules[name]
+                todo.append(found[name])
+    return [found[name] for name in sorted(found)]
+
+
+#: The extraction's own code (its options, and every module it calls: the decoding and the
+#: charset's detection, the hidden elements left out, the headline dropped; docstrings and
+#: comments aside): the cached texts are keyed by it, with trafilatura's version.
 EXTRACTION = hashlib.sha1(
-    "".join(
-        code_of(inspect.getsource(module)) for module in (extract_module, hidden, decode, headings)
-    ).encode()
+    "".join(code_of(inspect.getsource(m)) for m in text_modules(extract_module)).encode()
 ).hexdigest()[:8]
 MIN_WORDS = 20  # the crawl's default (SIMHASH_MIN_WORDS)
 LAYOUTS_PER_ARTICLE = 2
