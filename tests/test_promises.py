@@ -155,6 +155,55 @@ async def test_min_text_length_is_the_number_of_words_set(site, tmp_path, routes
     }
 
 
+_TOWNS = ["Aldham", "Brisco", "Calder", "Dunmore", "Elstow", "Fenwick", "Garston", "Holbeck",
+          "Ilford", "Jarrow", "Kelso", "Lydney", "Marske", "Nairn", "Otley", "Penryn"]  # fmt: skip
+
+
+def _script_rendered_page(name: str, price: str) -> bytes:
+    """A shop's product page whose product a script renders: the HTML served holds only the
+    layout, its menus and footer laid out in tables, and the product's data in JSON."""
+    rows = "".join(
+        "<tr>" + "".join(f"<td><a href='/{t}'>{t}</a></td>" for t in towns) + "</tr>"
+        for towns in (_TOWNS[:8], _TOWNS[8:])
+    )
+    footer = "Copyright 2012-2021 Gazette Network | About us | Contact | Advertising | Terms"
+    return (
+        f"<html><head><title>{name}</title></head><body><table class='nav'>{rows}</table>"
+        "<table><tr><td><a href='/news'>Regional news</a></td><td><a href='/shop'>Shop</a>"
+        "</td></tr></table><div id='app'></div><script type='application/json'>"
+        f'{{"name": "{name}", "price": "{price}"}}</script>'
+        f"<table class='footer'><tr><td>{footer}</td></tr></table></body></html>"
+    ).encode()
+
+
+@deferred_f_from_coro_f
+async def test_pages_whose_text_is_only_the_layouts_are_passed_through(site, tmp_path, routes):
+    """Two product pages whose served HTML is the layout alone (a script renders the
+    product): trafilatura returns the same menu and footer rows for both, which say nothing
+    of either page. Neither is fingerprinted (too short: no content words of its own), so
+    neither is dropped as the other's copy."""
+    links = ""
+    for n, price in ((12, "499.00"), (14, "699.00")):
+        routes[f"/shop/aspen-{n}.html"] = (
+            200,
+            "text/html; charset=utf-8",
+            _script_rendered_page(f"Norvik Aspen {n}", price),
+        )
+        links += f"<li><a href='/shop/aspen-{n}.html'>{n}</a></li>"
+    routes["/shop/index.html"] = (
+        200,
+        "text/html",
+        f"<html><body><ul>{links}</ul></body></html>".encode(),
+    )
+    result = await crawl(MIDDLEWARE, tmp_path, site, start="/shop/index.html")
+    assert result.simhash == {
+        "simhash/skipped/dont_simhash": 1,  # the start page
+        "simhash/skipped/too_short": 2,
+        "simhash/index/size": 0,
+    }
+    assert len(result.kept) == 2 and not result.dropped
+
+
 @deferred_f_from_coro_f
 async def test_max_body_size_limits_and_zero_means_no_limit(site, tmp_path):
     small = await crawl({**MIDDLEWARE, "SIMHASH_MAX_BODY_SIZE": 1000}, tmp_path / "a", site)

@@ -148,7 +148,22 @@ def _strip_line_by_line(text: str, keep=None) -> str:
         if not verdict or (kept_anyway and keep(line)):
             out.append(line)
             kept += size
-    return "\n".join(out) if kept >= MIN_KEPT else text
+    if kept >= MIN_KEPT:
+        return "\n".join(out)
+
+    # nothing kept, and every line that holds something a layout table's row or a menu line
+    # (a few words an item between separators): the page's own text was missed
+    def layout(line: str) -> bool:
+        s = line.strip()
+        verdict, size = _judged(s)
+        separators = chrome._separators(s)
+        menu = separators >= 2 and size <= chrome.MENU_ITEM * (separators + 1)
+        return verdict is Verdict.CHROME and (s.startswith("|") or menu)
+
+    nothing = not any(line.strip() for line in out)
+    if nothing and all(layout(line) for line in lines if line.strip()):
+        return ""
+    return text
 
 
 # Lines of words (long and short, numbers, CJK) between white space or separators (a
@@ -828,6 +843,49 @@ def test_rows_that_are_no_name_and_number_break_a_spec_table(row) -> None:
     rows = ["| Weight | 245 |", "| Drop | 6 |", "| Stack height | 28 |", "| Width | 98 |"]
     assert chrome.spec_rows(rows) == {0, 1, 2, 3}
     assert chrome.spec_rows([*rows[:2], row, *rows[2:]]) == set()
+
+
+#: What trafilatura returned of a shop's product page whose product it missed (a script
+#: renders it, or its fallback took the layout's longest block): the site's province menu
+#: and footer, laid out in tables, the same on every page of the site.
+LAYOUT_ONLY = [
+    "| 全国版 | 安徽省 | 北京市 | 重庆市 | 福建省 | 贵州省 | 广东省 | 广西省 | 甘肃省 | 河北省 |",
+    "| 江苏省 | 江西省 | 辽宁省 | 内蒙古 | 宁夏区 | 青海省 | 山西省 | 山东省 | 四川省 | 上海市 |",
+    "| 报社新闻 频道 |",
+    "",
+    "Home | Regional news | Sport | Weather | Shop",
+    "| CopyRight 2012-2021 查报纸网 版权所有 关于我们 \\| 网站公告 \\| 联系方式 \\| 广告服务 |",
+]
+
+
+def test_a_text_of_layout_rows_and_menus_alone_has_no_words_to_fingerprint() -> None:
+    text = "\n".join(LAYOUT_ONLY)
+    assert strip_chrome(text) == "" and strip_chrome(text, keep=has_quantity) == ""
+    assert page_signature(text) is None and Fingerprinter().is_too_short(text)
+    # were it fingerprinted whole, as a short page is, every page of the site would be one
+    assert Fingerprinter(chrome=False, min_words=5).simhash(text) is not None
+
+
+@pytest.mark.parametrize(
+    "own",
+    [
+        "Norvik Aspen 12, $499.00",  # a line of its own, however short: kept whole, as before
+        "- Ferry timetable changes next week",  # a list of headlines: a listing page's text
+        "| Weight | 245 g |\n| Drop | 6 mm |\n| Stack height | 28 mm |\n| Width | 98 mm |",
+    ],
+)
+def test_a_layout_text_with_any_line_of_its_own_is_kept(own) -> None:
+    text = "\n".join([*LAYOUT_ONLY, own])
+    kept = strip_chrome(text, keep=has_quantity)
+    assert kept == text or own in kept
+
+
+def test_short_lines_of_their_own_are_no_layout() -> None:
+    poem = "\n".join(
+        ["The harbour lights are burning low", "the ferry sleeps beside the pier",
+         "the gulls have gone where sailors go", "and only wind and tide are here"] * 3
+    )  # fmt: skip
+    assert strip_chrome(poem) == poem and page_signature(poem) is not None
 
 
 def test_spec_rows_are_kept_only_with_number_features() -> None:

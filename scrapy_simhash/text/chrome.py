@@ -33,7 +33,12 @@ Numbers count no words: a related headline with its date and time is still short
 each cell of a table row as a line of its own was measured too: it lost Chinese layout moves.)
 
 A text with fewer than :data:`MIN_KEPT` words of prose is kept whole (a short page, a page of
-lists or tables): fingerprinting a few surviving lines would match unrelated pages. A caller
+lists or tables): fingerprinting a few surviving lines would match unrelated pages. But a text
+with no line of its own, every line a row of a layout table (its cells all short) or a menu
+line, gives nothing (:func:`_layout_only`): it is what trafilatura returns of a page whose
+own text it missed (a product that a script renders, a short product page whose layout has a
+longer block), the site's menus and footer, the same on every page of the site, which would
+make all of them one page. A caller
 may keep chrome lines that a predicate accepts (the fingerprint keeps lines holding a price
 or a spec when numbers are features), except other headlines with their dates, whatever
 numbers those hold (version 13: "华为发布麒麟990 5G2019-09-06..." is no spec), and the lists
@@ -379,4 +384,28 @@ def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
             heading = s
     if kept < MIN_KEPT:  # the long lines' words counted in full
         kept = sum(_judged(line)[1] for line in lines)
-    return "\n".join(lines) if kept >= MIN_KEPT else text
+    if kept >= MIN_KEPT:
+        return "\n".join(lines)
+    if not any(line.strip() for line in lines) and _layout_only(split):
+        return ""  # nothing of the page's own: no text to fingerprint
+    return text
+
+
+def _layout_only(lines: list[str]) -> bool:
+    """Whether every line that holds something is a row of a layout table (its cells all
+    short) or a menu line: what trafilatura returns of a page whose own text it missed, the
+    site's menus and footer laid out in tables, the same on every page of the site. Short
+    lines of their own (a poem, a list of points) are not."""
+    for line in lines:
+        s = line.strip()
+        if not s:
+            continue
+        verdict, size = _judged_stripped(s)
+        if verdict is not Verdict.CHROME:
+            return False
+        if s.startswith("|"):
+            continue  # (a row of short cells: were it prose, the verdict would say so)
+        separators = _separators(s)
+        if not (separators >= 2 and size / (separators + 1) <= MENU_ITEM):
+            return False
+    return True
