@@ -348,8 +348,9 @@ def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
     """The prose lines of ``text`` in order, with the chrome lines ``keep`` accepts and,
     when there is a ``keep``, the rows of a spec table (:func:`spec_rows`); never other
     headlines with their dates (:attr:`Verdict.HEADLINES`). Or the whole text when
-    they hold fewer than :data:`MIN_KEPT` words. A list of other articles under its heading
-    is left out whole."""
+    they hold fewer than :data:`MIN_KEPT` words, but nothing when none is kept and every
+    line is a layout table's row or a menu line (:func:`_layout_only`). A list of other
+    articles under its heading is left out whole."""
     lines: list[str] = []
     kept = 0  # the words of the lines kept; of a long line, at least those of its start
     related = False  # in a list of other articles, under its heading
