@@ -277,6 +277,17 @@ SAME_AS_REDIS_URL = "REDIS_URL"
 def redis_settings(settings: BaseSettings) -> dict[str, Any]:
     """The ``SIMHASH_REDIS_*`` settings: URL (None keeps the LMDB index), key, cluster flag
     and connection parameters."""
+    return {
+        "redis_url": _redis_url(settings),
+        "redis_key": _redis_key(settings),
+        "redis_cluster": _redis_cluster(settings),
+        "redis_params": {**REDIS_PARAMS, **_redis_params(settings)},
+    }
+
+
+def _redis_url(settings: BaseSettings) -> str | None:
+    """``SIMHASH_REDIS_URL`` (or ``REDIS_URL``, which it may name), checked; None when unset
+    or blank."""
     url: Any = settings.get("SIMHASH_REDIS_URL")
     if url is not None and not isinstance(url, str):
         raise ValueError(
@@ -290,15 +301,19 @@ def redis_settings(settings: BaseSettings) -> dict[str, Any]:
                 "SIMHASH_REDIS_URL is 'REDIS_URL', but the REDIS_URL setting is not set"
             )
         named = "REDIS_URL (which SIMHASH_REDIS_URL names)"
-    if url is not None and url.strip():
-        url = url.strip()
-        scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-        if scheme not in REDIS_SCHEMES:
-            # the URL is not shown whole: it may hold a password
-            shown = f"a {scheme}:// URL" if scheme else "a value without a scheme"
-            raise ValueError(f"{named} must be a redis://, rediss:// or unix:// URL, got {shown}")
-    else:
-        url = None
+    if url is None or not url.strip():
+        return None
+    url = url.strip()
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme not in REDIS_SCHEMES:
+        # the URL is not shown whole: it may hold a password
+        shown = f"a {scheme}:// URL" if scheme else "a value without a scheme"
+        raise ValueError(f"{named} must be a redis://, rediss:// or unix:// URL, got {shown}")
+    return url
+
+
+def _redis_key(settings: BaseSettings) -> str:
+    """``SIMHASH_REDIS_KEY``: a key with at most ``%(spider)s`` in it, and no braces."""
     key = _str(settings, "SIMHASH_REDIS_KEY", SimhashConfig.redis_key)
     try:
         formatted = key % {"spider": "spider"}
@@ -310,11 +325,23 @@ def redis_settings(settings: BaseSettings) -> dict[str, Any]:
         raise ValueError(
             f"SIMHASH_REDIS_KEY must not hold braces (it is wrapped in a hash tag), got {key!r}"
         )
+    return key
+
+
+def _redis_cluster(settings: BaseSettings) -> bool | None:
+    """``SIMHASH_REDIS_CLUSTER``: None for ``"auto"`` (the server says), else a flag."""
     cluster: Any = settings.get("SIMHASH_REDIS_CLUSTER", "auto")
     if isinstance(cluster, str) and cluster.strip().lower() == "auto":
-        cluster = None
-    elif cluster is not None:
-        cluster = _bool(settings, "SIMHASH_REDIS_CLUSTER", False)
+        return None
+    if cluster is None:
+        return None
+    return _bool(settings, "SIMHASH_REDIS_CLUSTER", False)
+
+
+def _redis_params(settings: BaseSettings) -> dict[str, Any]:
+    """``SIMHASH_REDIS_PARAMS``: a dict of redis-py connection options (JSON from the
+    command line), its timeouts checked. Its values are never shown in an error: they may
+    hold a password."""
     given: Any = settings.get("SIMHASH_REDIS_PARAMS") or {}
     params = given
     if isinstance(params, BaseSettings):
@@ -323,7 +350,6 @@ def redis_settings(settings: BaseSettings) -> dict[str, Any]:
         with contextlib.suppress(ValueError):  # not JSON: refused below
             params = json.loads(params)
     if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
-        # Its values are not shown: they may hold a password.
         if isinstance(params, dict):
             shown = f"a dict with the keys {', '.join(map(repr, params))}"
         elif isinstance(given, str):
@@ -345,12 +371,7 @@ def redis_settings(settings: BaseSettings) -> dict[str, Any]:
                 f"SIMHASH_REDIS_PARAMS: {name} must be a number of seconds >= {least} (or None), "
                 f"got {seconds!r}"
             )
-    return {
-        "redis_url": url,
-        "redis_key": key,
-        "redis_cluster": cluster,
-        "redis_params": {**REDIS_PARAMS, **params},
-    }
+    return params
 
 
 def _reset_key(settings: BaseSettings) -> str | None:
