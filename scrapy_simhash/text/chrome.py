@@ -36,10 +36,10 @@ A text with fewer than :data:`MIN_KEPT` words of prose is kept whole (a short pa
 lists or tables): fingerprinting a few surviving lines would match unrelated pages. But a text
 with no line of its own, every line a row of a layout table (its cells all short) or a menu
 line, gives nothing (:func:`_layout_only`): it is what trafilatura returns of a page whose
-own text it missed (a product that a script renders, a short product page whose layout has a
-longer block), the site's menus and footer, the same on every page of the site, which would
-make all of them one page. A caller
-may keep chrome lines that a predicate accepts (the fingerprint keeps lines holding a price
+own text it missed (a product that a script renders, a short product page in a layout where
+every extraction mode returns the site's menus): the site's menus and footer, the same on
+every page of the site, which would make all of them one page. A caller may keep chrome
+lines that a predicate accepts (the fingerprint keeps lines holding a price
 or a spec when numbers are features), except other headlines with their dates, whatever
 numbers those hold (version 13: "华为发布麒麟990 5G2019-09-06..." is no spec), and the lists
 under a related heading. With such a predicate (numbers are features), the rows of a spec
