@@ -165,6 +165,13 @@ def _separators(s: str) -> int:
     return sum(map(s.count, _SEPARATOR_CHARS))
 
 
+def _is_menu(s: str, size: int) -> bool:
+    """Whether a stripped line of ``size`` words is a menu line: two separators or more
+    between items of at most :data:`MENU_ITEM` words."""
+    separators = _separators(s)
+    return separators >= 2 and size / (separators + 1) <= MENU_ITEM
+
+
 class Verdict(IntEnum):
     """What a line is. Only :attr:`PROSE` is false."""
 
@@ -188,8 +195,7 @@ def _judged_stripped(s: str) -> tuple[Verdict, int]:
     size = line_size(s)
     if size < MIN_LINE:
         return Verdict.CHROME, size
-    separators = _separators(s)
-    if separators >= 2 and size / (separators + 1) <= MENU_ITEM:
+    if _is_menu(s, size):
         return Verdict.CHROME, size
     if _is_stamped_run(s, size) or (s.startswith("- ") and _is_dated_headline(s)):
         return Verdict.HEADLINES, size
@@ -387,7 +393,7 @@ def strip_chrome(text: str, keep: Callable[[str], bool] | None = None) -> str:
         kept = sum(_judged(line)[1] for line in lines)
     if kept >= MIN_KEPT:
         return "\n".join(lines)
-    if not any(line.strip() for line in lines) and _layout_only(split):
+    if not lines and _layout_only(split):  # (a line kept always holds something)
         return ""  # nothing of the page's own: no text to fingerprint
     return text
 
@@ -404,9 +410,7 @@ def _layout_only(lines: list[str]) -> bool:
         verdict, size = _judged_stripped(s)
         if verdict is not Verdict.CHROME:
             return False
-        if s.startswith("|"):
-            continue  # (a row of short cells: were it prose, the verdict would say so)
-        separators = _separators(s)
-        if not (separators >= 2 and size / (separators + 1) <= MENU_ITEM):
+        # (a table row the verdict calls chrome is a row of short cells)
+        if not (s.startswith("|") or _is_menu(s, size)):
             return False
     return True
