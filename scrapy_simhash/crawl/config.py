@@ -331,9 +331,7 @@ def _redis_key(settings: BaseSettings) -> str:
 def _redis_cluster(settings: BaseSettings) -> bool | None:
     """``SIMHASH_REDIS_CLUSTER``: None for ``"auto"`` (the server says), else a flag."""
     cluster: Any = settings.get("SIMHASH_REDIS_CLUSTER", "auto")
-    if isinstance(cluster, str) and cluster.strip().lower() == "auto":
-        return None
-    if cluster is None:
+    if cluster is None or (isinstance(cluster, str) and cluster.strip().lower() == "auto"):
         return None
     return _bool(settings, "SIMHASH_REDIS_CLUSTER", False)
 
