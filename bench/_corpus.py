@@ -11,6 +11,7 @@ import gzip
 import json
 import os
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,3 +77,12 @@ def reference_texts(min_words: int, min_chars: int) -> dict[str, list[str]]:
         if text and (len(text) >= min_chars if zh else len(text.split()) >= min_words):
             groups[page.group].append(text)
     return groups
+
+
+def token_f1(predicted: list[str], reference: list[str]) -> float:
+    """The bag-of-tokens F1 of an extracted text's tokens against its reference's."""
+    overlap = sum((Counter(predicted) & Counter(reference)).values())
+    if overlap == 0:
+        return 0.0
+    precision, recall = overlap / len(predicted), overlap / len(reference)
+    return 2 * precision * recall / (precision + recall)

@@ -23,13 +23,12 @@ import argparse
 import statistics
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _corpus import load_pages, require_corpus
+from _corpus import load_pages, require_corpus, token_f1
 from _variants import tokens
 
 from scrapy_simhash.text.decode import decode_html
@@ -53,15 +52,6 @@ def runs(text: str) -> set[str]:
 def share_inside(part: str, whole: str) -> float:
     mine = runs(part)
     return len(mine & runs(whole)) / len(mine) if mine else 1.0
-
-
-def token_f1(text: str, reference: str) -> float:
-    got, want = Counter(tokens(text)), Counter(tokens(reference))
-    overlap = sum((got & want).values())
-    if not overlap:
-        return 0.0
-    precision, recall = overlap / sum(got.values()), overlap / sum(want.values())
-    return 2 * precision * recall / (precision + recall)
 
 
 def extract(trafilatura, html: str, url: str | None, fast: bool) -> tuple[str | None, float]:
@@ -110,7 +100,14 @@ def main(argv: list[str] | None = None) -> None:
         if not own or len(own) > SHORT or own == text or len(tokens(own)) < MIN_TOKENS:
             continue
         if share_inside(own, text or "") < INSIDE:
-            taken.append((page.rid, token_f1(text or "", page.gt), token_f1(own, page.gt)))
+            reference = tokens(page.gt)
+            taken.append(
+                (
+                    page.rid,
+                    token_f1(tokens(text or ""), reference),
+                    token_f1(tokens(own), reference),
+                )
+            )
 
     plugin, both = statistics.median(plugin_s), statistics.median(both_s)
     print(f"# trafilatura {trafilatura.__version__}, {len(pages)} pages, {args.passes} passes")

@@ -64,7 +64,7 @@ from urllib.parse import urlsplit
 import jieba
 import lxml.html
 import trafilatura
-from _corpus import CORPUS
+from _corpus import CORPUS, token_f1
 from lxml import etree
 
 try:  # the builder's own needs, not the project's (the docstring's pip command)
@@ -261,14 +261,6 @@ def tokens(text: str, chinese: bool) -> list[str]:
     if chinese:
         return [t.lower() for t in jieba.lcut(text) if WORD.search(t)]
     return WORD.findall(text.lower())
-
-
-def token_f1(predicted: list[str], reference: list[str]) -> float:
-    overlap = sum((Counter(predicted) & Counter(reference)).values())
-    if overlap == 0:
-        return 0.0
-    precision, recall = overlap / len(predicted), overlap / len(reference)
-    return 2 * precision * recall / (precision + recall)
 
 
 def shingles(text: str) -> set[bytes]:
