@@ -45,7 +45,8 @@ from _corpus import reference_texts, require_corpus  # noqa: E402
 
 from scrapy_simhash import extract_text, page_signature  # noqa: E402
 from scrapy_simhash.index import SimhashIndex  # noqa: E402
-from scrapy_simhash.text.signature import DEFAULT_RULE, PageSignature  # noqa: E402
+from scrapy_simhash.text.rule import DEFAULT_RULE  # noqa: E402
+from scrapy_simhash.text.signature import PageSignature  # noqa: E402
 
 #: The blocks, each a list of paragraphs: a newsroom's boilerplate, a blog's disclaimer.
 BLOCKS = {

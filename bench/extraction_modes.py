@@ -30,7 +30,8 @@ from scrapy_simhash import Fingerprinter
 from scrapy_simhash.text.decode import decode_html
 from scrapy_simhash.text.extract import TRAFILATURA_OPTIONS
 from scrapy_simhash.text.headings import drop_title_line
-from scrapy_simhash.text.signature import DEFAULT_RULE, page_signature
+from scrapy_simhash.text.rule import DEFAULT_RULE
+from scrapy_simhash.text.signature import page_signature
 
 
 def main(argv: list[str] | None = None) -> None:

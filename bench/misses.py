@@ -40,7 +40,7 @@ import quality as Q
 from _corpus import load_pages, require_corpus
 
 from scrapy_simhash import hamming
-from scrapy_simhash.text.signature import DEFAULT_RULE
+from scrapy_simhash.text.rule import DEFAULT_RULE
 
 #: The rule without the contained clause's runs check: what "runs not inside" asks.
 ANY_RUNS = dataclasses.replace(DEFAULT_RULE, contained_runs=Q.OFF)

@@ -109,7 +109,8 @@ from _corpus import ROOT, Page, load_pages, require_corpus
 
 from scrapy_simhash import FINGERPRINT_VERSION, Fingerprinter, extract_text, hamming
 from scrapy_simhash.text import extract as extract_module
-from scrapy_simhash.text.signature import DEFAULT_RULE, Rule, page_signature
+from scrapy_simhash.text.rule import DEFAULT_RULE, Rule
+from scrapy_simhash.text.signature import page_signature
 
 POSITIVE = (
     "copy",

@@ -27,7 +27,7 @@ from scrapy_simhash.index.records import doc_id
 from scrapy_simhash.index.redis_client import redact
 from scrapy_simhash.index.redis_index import RedisIndex
 from scrapy_simhash.text.fingerprint import hamming
-from scrapy_simhash.text.signature import RULES
+from scrapy_simhash.text.rule import RULES
 
 from ._redis_server import RedisClusterServers, RedisServer, SlotMove
 from .test_example_project import ARTICLES as TITLES

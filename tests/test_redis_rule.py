@@ -18,7 +18,9 @@ from scrapy_simhash.index.documents import Match
 from scrapy_simhash.index.records import DamagedIndexError, doc_id, sealed
 from scrapy_simhash.index.redis_calls import BATCH, RULE_FIELDS
 from scrapy_simhash.index.redis_index import RedisIndex
-from scrapy_simhash.text.signature import DEFAULT_RULE, SENTENCES, PageSignature
+from scrapy_simhash.text.rule import DEFAULT_RULE
+from scrapy_simhash.text.sentences import SENTENCES
+from scrapy_simhash.text.signature import PageSignature
 
 _SETTINGS = settings(
     max_examples=40,

@@ -22,19 +22,17 @@ from scrapy_simhash import (
     hamming,
     page_signature,
 )
-from scrapy_simhash.text import signature as signature_module
+from scrapy_simhash.text import sentences as sentences_module
 from scrapy_simhash.text.fingerprint import nfkc
-from scrapy_simhash.text.signature import (
-    DEFAULT_RULE,
-    RULES,
+from scrapy_simhash.text.rule import DEFAULT_RULE, RULES, Rule
+from scrapy_simhash.text.sentences import (
     SENTENCES,
     ReadBlocks,
-    Rule,
     longest_sentences,
     sentence_hash,
     sentence_key,
-    shingles_sketch,
 )
+from scrapy_simhash.text.signature import shingles_sketch
 
 from .test_fingerprint import CELL_LINES, DATA_TABLE_ROWS, PAGE_DATA_TABLE, TEXTS
 from .test_scrapy_crawl import SiteSpider
@@ -355,9 +353,9 @@ def test_a_catalogues_sentences_are_known_as_a_search_of_the_blocks_read_knows_t
     found = sum(k.count(" ") == 1 for k in keys)  # order and boxes: the day was a date
     assert found > 300 and len(lines) - found > 2_000  # the others: order, boxes and day
     assert blocks.index is not None  # past the first searches, the index of the blocks' runs
-    assert blocks.searches == signature_module._SEARCHES_BEFORE_GRAMS
+    assert blocks.searches == sentences_module._SEARCHES_BEFORE_GRAMS
     signed = page_signature(text, fingerprinter)
-    monkeypatch.setattr(signature_module, "_SEARCHES_BEFORE_GRAMS", 10**9)
+    monkeypatch.setattr(sentences_module, "_SEARCHES_BEFORE_GRAMS", 10**9)
     assert page_signature(text, fingerprinter) == signed
 
 
@@ -411,7 +409,7 @@ def test_the_corpus_texts_sentences_are_known_as_a_search_knows_them(monkeypatch
         texts = [t for t in (json.loads(line).get("gt") for line in f) if t]
     assert len(texts) > 400
     searched = [page_signature(t) for t in texts]
-    monkeypatch.setattr(signature_module, "_SEARCHES_BEFORE_GRAMS", 0)
+    monkeypatch.setattr(sentences_module, "_SEARCHES_BEFORE_GRAMS", 0)
     assert [page_signature(t) for t in texts] == searched
     assert sum(s is not None and len(s.sentences) == SENTENCES for s in searched) > 300
 
@@ -1718,15 +1716,13 @@ def test_sentences_end_where_the_end_marks_class_ends_them() -> None:
     space, on random texts of words, marks, full stops, digits and white space."""
     import re
 
-    from scrapy_simhash.text import signature
-
     as_class = re.compile(r"[\n。！？!?；;…]|\.\s+")
     pieces = ["word", "字", " ", "  ", "\n", "\t", ".", "..", "3.5", "。", "！", "？", "!", "?"]
     pieces += ["；", ";", "…", "\u3000", "e.g.", "a", "~", "\r"]
     rng = random.Random(9)
     for _ in range(3000):
         text = "".join(rng.choices(pieces, k=rng.randint(0, 30)))
-        assert signature._SENTENCE_END.split(text) == as_class.split(text), repr(text)
+        assert sentences_module._SENTENCE_END.split(text) == as_class.split(text), repr(text)
 
 
 def test_the_first_rows_of_an_article_that_is_mostly_a_table_are_a_shorter_page() -> None:

@@ -10,7 +10,7 @@ import textwrap
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from scrapy_simhash import Fingerprinter, extract_text, hamming, page_signature
-from scrapy_simhash.text.signature import DEFAULT_RULE
+from scrapy_simhash.text.rule import DEFAULT_RULE
 from scrapy_simhash.text.wrap import columns, join_continued, unwrap
 
 from .test_scrapy_crawl import MIDDLEWARE, crawl, paths

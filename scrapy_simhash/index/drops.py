@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..text.signature import RULES
+from ..text.rule import RULES
 from .records import (
     DamagedIndexError,
     Entry,

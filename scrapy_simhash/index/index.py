@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..text.fingerprint import FINGERPRINT_VERSION, hamming
-from ..text.signature import DEFAULT_RULE, PageSignature
+from ..text.rule import DEFAULT_RULE
+from ..text.signature import PageSignature
 from . import tables
 from .bulk import gc_paused, prepare, read_items, split_signatures
 from .documents import Documents, Match
@@ -119,7 +120,7 @@ class SimhashIndex(IndexFace):
         self._create = bool(create) and not self.readonly
         max_distance = check_open(max_distance, expected_size, layout, readonly, reset)
         self.drop_records = check_drop_limit(drop_records)
-        #: The decision rule (:class:`scrapy_simhash.text.signature.Rule`).
+        #: The decision rule (:class:`scrapy_simhash.text.rule.Rule`).
         self.rule = DEFAULT_RULE
         if not self._create:
             if not os.path.exists(os.path.join(self.path, "data.mdb")):
@@ -427,7 +428,7 @@ class SimhashIndex(IndexFace):
         site: bytes = b"",
     ) -> Match | None:
         """The stored document (but ``exclude``) a page of ``site`` is a near duplicate of, by
-        the rule of :mod:`scrapy_simhash.text.signature`: the nearest within k that the
+        the rule of :mod:`scrapy_simhash.text.rule`: the nearest within k that the
         Hamming rule accepts, else the one sharing the most long sentences that the sentence
         rule accepts (then the nearest, then by key), counting the sentences that pass the
         guard (:mod:`.sentences`). A bare fingerprint, or a stored document without a

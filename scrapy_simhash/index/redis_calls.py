@@ -23,7 +23,7 @@ from dataclasses import fields
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from ..text.signature import RULES, Rule
+from ..text.rule import RULES, Rule
 from .documents import Match
 from .meta import IndexMismatchError
 from .records import DamagedIndexError, SignedItem, decode_doc, doc_id, sealed

@@ -117,7 +117,8 @@ from typing import Any
 import numpy as np
 
 from ..text.fingerprint import FINGERPRINT_VERSION
-from ..text.signature import DEFAULT_RULE, PageSignature, Rule
+from ..text.rule import DEFAULT_RULE, Rule
+from ..text.signature import PageSignature
 from . import redis_calls, redis_checks, redis_drops, redis_meta
 from .copies import copy_drops, copy_repeats, signed_items
 from .documents import Match
@@ -191,7 +192,7 @@ class RedisIndex(IndexFace):
         self._sigs, self._sents = f"{tag}:sigs", f"{tag}:sents"
         self._drops, self._dseq, self._dkept = f"{tag}:drops", f"{tag}:dseq", f"{tag}:dkept"
         self._reps = f"{tag}:reps"
-        #: The decision rule (:class:`scrapy_simhash.text.signature.Rule`), applied by the
+        #: The decision rule (:class:`scrapy_simhash.text.rule.Rule`), applied by the
         #: script with these parameters.
         self.rule = DEFAULT_RULE
         self._rule_args: tuple[Rule | None, list[str]] = (None, [])

@@ -1,7 +1,7 @@
 """The second signal of the index's rule: stored pages' signatures and their sentences.
 
 The index decides a page a near duplicate by the Hamming distance of fingerprints, or by
-the long sentences it shares with a stored page (:mod:`scrapy_simhash.text.signature`). For
+the long sentences it shares with a stored page (:mod:`scrapy_simhash.text.rule`). For
 the second rule it keeps, beside the documents:
 
 * ``sigs``: document id -> the page's packed signature (fingerprint, the hashes of its

@@ -10,16 +10,20 @@
   joined, as a browser shows them;
 * :mod:`.numbers`: which numbers are features (not dates, times or counters);
 * :mod:`.fingerprint`: weighted word features and the fingerprint (a storage format);
-* :mod:`.signature`: a page's signature (fingerprint and longest sentences) and the rule that
-  decides near duplicates;
-* :mod:`.caches`: the bounded memo caches the two above share.
+* :mod:`.sentences`: a text's longest sentences, what each is known by, and their hashes;
+* :mod:`.signature`: a page's signature (fingerprint, longest sentences, sketches of its
+  numbers and of its runs of words), its stored form;
+* :mod:`.rule`: the rule that decides, from two signatures, whether two pages are near
+  duplicates;
+* :mod:`.caches`: how a bounded memo cache makes room (the feature hashes').
 
 Imports nothing of the index, of Scrapy or of the command line.
 """
 
 from .extract import extract_text
 from .fingerprint import FINGERPRINT_VERSION, Fingerprinter, hamming, simhash, text_signature
-from .signature import PageSignature, Rule, page_signature
+from .rule import Rule
+from .signature import PageSignature, page_signature
 
 __all__ = [
     "FINGERPRINT_VERSION",

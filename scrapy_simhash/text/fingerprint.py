@@ -67,14 +67,14 @@ from .wrap import join_continued, unwrap
 #: 5: hard-wrapped text read with its wrapped lines joined (``unwrap``); telephone numbers and
 #: a list's short dates ("(04-19)") are not content numbers (:mod:`.numbers`).
 #: 6: a page signature's sentences also end at white space within CJK text (a table cell that
-#: runs an article's paragraphs into one line; :mod:`.signature`).
+#: runs an article's paragraphs into one line; :mod:`.sentences`).
 #: 7: a page signature's sentence is known by its letters and the content numbers it holds
 #: (not its dates, times or counters), so the sentence rule tells apart pages whose sentences
-#: differ only in their prices, specs or scores (:func:`.signature.sentence_key`).
+#: differ only in their prices, specs or scores (:func:`.sentences.sentence_key`).
 #: 8: a list of other articles under its heading ("Related articles", "相关推荐") is left out
 #: with its heading, however long its teasers (:func:`.chrome.strip_chrome`).
 #: 9: a page signature's sentences also end at a run of tildes, and at white space within CJK
-#: text before a symbol that opens a paragraph (a bullet, a star, an emoji; :mod:`.signature`).
+#: text before a symbol that opens a paragraph (a bullet, a star, an emoji; :mod:`.sentences`).
 #: 10: a page signature also holds a sketch of the text's shingles (runs of five of the
 #: words the fingerprint keeps), and the Hamming rule is vetoed when those sketches disagree
 #: (a rewritten text; :func:`.signature.shingles_sketch`).
@@ -142,7 +142,7 @@ _HASH_CACHE_MAX = 1 << 15
 
 def blake2b_64(text: str) -> int:
     """Stable unsigned 64-bit hash of a string (BLAKE2b of its UTF-8, 8 bytes, big-endian):
-    a feature's, and a sentence's (:func:`.signature.sentence_hash`)."""
+    a feature's, and a sentence's (:func:`.sentences.sentence_hash`)."""
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
 
 
@@ -347,6 +347,13 @@ def _simhash_from(hashes: np.ndarray, weights: np.ndarray) -> int:
     signed = bits.astype(np.int64) * 2 - 1
     totals = weights @ signed
     return int.from_bytes(np.packbits(totals > 0).tobytes(), "big")
+
+
+def odd_factors(label: bytes, count: int) -> np.ndarray:
+    """``count`` odd 64-bit factors drawn from ``label`` (SHAKE-256): the weights of a run's
+    places in a hash of runs of values, the same in every process."""
+    drawn = np.frombuffer(hashlib.shake_256(label).digest(8 * count), ">u8")
+    return (drawn | np.uint64(1)).astype(np.uint64)
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
