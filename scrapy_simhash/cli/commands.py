@@ -465,6 +465,28 @@ def cmd_fingerprint(args: argparse.Namespace, out: Output) -> int:
 # -- remove, verify, compact ---------------------------------------------------------------
 
 
+def _to_remove(
+    index: SimhashIndex, args: argparse.Namespace
+) -> tuple[list[str], list[str], list[str]]:
+    """What ``remove`` takes out of ``index``: the keys of the entries (the URLs given that
+    it holds, or those last seen before ``--older-than`` days ago), the drop records (those
+    of the URLs given, or of pages dropped before then, and those of the copies dropped
+    against an entry removed), and the URLs given that it holds neither way."""
+    missing: list[str] = []
+    if args.url is not None:
+        stored = {url: url in index for url in args.url}
+        keys = [url for url, found in stored.items() if found]
+        drops = [u for u, found in stored.items() if not found and index.dropped(u)]
+        missing = [u for u, found in stored.items() if not found and u not in drops]
+    else:
+        cutoff = time.time() - args.older_than * 86400
+        entries = Progress("remove: scanning", len(index)).track(index.items())
+        keys = [m.key for m in entries if m.record["seen"] < cutoff]
+        drops = [d.key for d in index.drops() if d.seen < cutoff]
+    copies = (d.key for key in keys for d in index.drops_of(key))
+    return keys, list(dict.fromkeys([*drops, *copies])), missing
+
+
 def cmd_remove(args: argparse.Namespace, out: Output) -> int:
     if (args.url is None) == (args.older_than is None):
         raise CliUsage("give --url or --older-than (one of them)")
@@ -474,22 +496,8 @@ def cmd_remove(args: argparse.Namespace, out: Output) -> int:
         raise CliUsage(f"--older-than must be a number of days >= 0, got {args.older_than}")
     for url in args.url or ():
         _check_url(url, "--url")
-    missing: list[str] = []
     with open_index(args.index, write=not args.dry_run) as index:
-        drops: list[str] = []
-        if args.url is not None:
-            stored = {url: url in index for url in args.url}
-            keys = [url for url, found in stored.items() if found]
-            drops = [u for u, found in stored.items() if not found and index.dropped(u)]
-            missing = [u for u, found in stored.items() if not found and u not in drops]
-        else:
-            cutoff = time.time() - args.older_than * 86400
-            entries = Progress("remove: scanning", len(index)).track(index.items())
-            keys = [m.key for m in entries if m.record["seen"] < cutoff]
-            drops = [d.key for d in index.drops() if d.seen < cutoff]
-        # The drop records asked for, and those of the copies dropped against an entry.
-        copies = (d.key for key in keys for d in index.drops_of(key))
-        drops = list(dict.fromkeys([*drops, *copies]))
+        keys, drops, missing = _to_remove(index, args)
         if not args.dry_run:
             try:
                 with index.batch():
