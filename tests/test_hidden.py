@@ -97,12 +97,17 @@ def test_a_shown_element_is_kept(hiding: str) -> None:
     assert not [e for e in hidden_elements(doc) if e.get("id") == "consent-overlay"]
 
 
-def test_two_articles_in_one_layout_with_a_hidden_banner_are_two_pages() -> None:
-    a = page_signature(extract_text(page(FERRY)) or "")
-    b = page_signature(extract_text(page(ORCHARD)) or "")
+def assert_two_pages(html_a: str, html_b: str) -> None:
+    """Both pages have a signature, and neither is a near duplicate of the other."""
+    a = page_signature(extract_text(html_a) or "")
+    b = page_signature(extract_text(html_b) or "")
     assert a is not None and b is not None
     assert not a.is_near_duplicate(b)
     assert not b.is_near_duplicate(a)
+
+
+def test_two_articles_in_one_layout_with_a_hidden_banner_are_two_pages() -> None:
+    assert_two_pages(page(FERRY), page(ORCHARD))
 
 
 def test_a_body_hidden_until_its_scripts_run_is_still_read() -> None:
@@ -148,3 +153,99 @@ def test_what_is_hidden_deep_in_the_layouts_columns_stays() -> None:
     assert hidden_elements(deeper) == []
     drop_hidden(deeper)
     assert "The article again." in deeper.text_content()
+
+
+#: What a site's sign-in and sign-up pop-ups say, step by step.
+POPUP_LINES = [
+    "We have sent an email with instructions to the address you gave us, and your existing "
+    "password has not been changed.",
+    "Your newsletters, saved articles and comment history stay as they were while you confirm "
+    "the new address.",
+    "By clicking confirm, you agree to the terms of service, the privacy policy and the cookie "
+    "policy of the publisher.",
+    "Sign in with the account you use for our contests, videos and newsletters, or create one "
+    "in less than a minute.",
+    "If you did not ask for a new password, you can ignore this message and your account will "
+    "not change in any way.",
+    "Members get early access to tickets, a weekly digest of the best stories and invitations "
+    "to events near them.",
+    "An error has occurred while trying to update your details, so please try again later or "
+    "contact our support team.",
+    "Thank you for signing up, and please check your inbox for the link that activates your "
+    "account with us today.",
+    "Choose the newsletters you want to receive, and change your choice at any time from the "
+    "settings of your profile.",
+    "Your profile picture and display name are shown beside your comments, while your email "
+    "address is never shown.",
+]
+
+
+def sign_in_popups() -> str:
+    """A site's sign-in and sign-up pop-ups, six steps kept hidden until a reader clicks
+    "Sign in": longer than a short article, the same on every page of the site."""
+    return "".join(
+        f"<div id='popup{i}' style='display:none;'><h2>Step {i + 1}</h2>"
+        + "".join(f"<p>{POPUP_LINES[(3 * i + j) % len(POPUP_LINES)]}</p>" for j in range(3))
+        + "</div>"
+        for i in range(6)
+    )
+
+
+LANDMARKS = [
+    ("footer", ""),
+    ("nav", ""),
+    ("header", ""),
+    ("aside", ""),
+    ("div", "role='contentinfo'"),
+    ("div", "role='Navigation'"),
+]
+
+
+def landmark_page(article: str, tag: str = "footer", attrs: str = "") -> str:
+    """A short article in a plain column, and the site's pop-ups hidden inside a landmark of
+    its layout, five levels below <body> (deeper than OVERLAY_DEPTH)."""
+    return (
+        "<html><head><title>Match report</title></head><body><div id='page'>"
+        f"<div class='content'><h1>Match report</h1><div class='story'>{article}</div></div>"
+        f"<div class='bottom'><{tag} {attrs}><div class='inner'><div class='widgets'>"
+        f"{sign_in_popups()}</div></div></{tag}></div></div></body></html>"
+    )
+
+
+@pytest.mark.parametrize(("tag", "attrs"), LANDMARKS)
+def test_what_a_landmark_of_the_layout_hides_is_left_out_at_any_depth(tag: str, attrs: str) -> None:
+    html = landmark_page(FERRY, tag, attrs)
+    doc = lxml.html.fromstring(html)
+    popup = doc.get_element_by_id("popup0")
+    assert len(list(popup.iterancestors())) - 1 > OVERLAY_DEPTH  # (below <html>: <body> is 1)
+    assert {e.get("id") for e in hidden_elements(doc)} == {f"popup{i}" for i in range(6)}
+    text = extract_text(html)
+    assert text is not None
+    assert "second ferry terminal" in text
+    assert not any(line in text for line in POPUP_LINES)
+
+
+def test_two_short_articles_in_a_layout_whose_footer_hides_its_pop_ups_are_two_pages() -> None:
+    """The fallback extractors read a hidden block longer than a short article as part of
+    the page's text; left in, the pop-ups would be most of the text of every page of the
+    site, and its short articles one page."""
+    assert_two_pages(landmark_page(FERRY), landmark_page(ORCHARD))
+
+
+def test_what_is_hidden_deep_outside_the_landmarks_stays() -> None:
+    """The same pop-ups deep in a plain <div>, or in an <article>'s columns, stay (what a page
+    hides in its columns is most often its own article again)."""
+    for tag in ("div", "section", "article"):
+        doc = lxml.html.fromstring(landmark_page(FERRY, tag))
+        assert hidden_elements(doc) == []
+
+
+def test_a_hidden_icon_in_a_landmark_stays() -> None:
+    """A hidden element without text inside a landmark (a menu's toggle icon) holds nothing a
+    reader would be given: the tree is left as it was."""
+    doc = lxml.html.fromstring(
+        "<html><body><div><div><div><nav><div><a id='toggle' aria-hidden='true'>"
+        "<span class='icon'> </span></a><a href='/'>Home</a></div></nav></div></div></div>"
+        "</body></html>"
+    )
+    assert hidden_elements(doc) == []

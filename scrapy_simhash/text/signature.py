@@ -122,7 +122,7 @@ class PageSignature:
 
     def is_near_duplicate(self, other: PageSignature, max_distance: int = 3) -> bool:
         """Whether ``other`` is a near duplicate of this page, decided exactly as an index
-        holding only this page would (:data:`DEFAULT_RULE`)."""
+        holding only this page would (:data:`.rule.DEFAULT_RULE`)."""
         return DEFAULT_RULE.decide(other, self, max_distance) is not None
 
     def pack(self) -> bytes:
