@@ -42,9 +42,9 @@ _KEPT_TAGS = frozenset({"html", "head", "body"})
 #: consent banners and pop-ups of the benchmarks' real pages sit 1 to 3 levels down; nearly
 #: all the hidden copies of a page's own article, 4 to 12.
 OVERLAY_DEPTH = 3
-#: The layout's landmarks, by tag and by ARIA role: what is hidden inside one is left out at
-#: any depth. Of the 1,221 real pages of the benchmarks, none extracts to another text for
-#: it (``docs/quality-history.md``).
+#: The layout's landmarks, by tag and by ARIA role: a hidden element that holds text inside
+#: one is left out at any depth. Of the 1,221 real pages of the benchmarks, none extracts to
+#: another text for it (``docs/quality-history.md``).
 _LANDMARK_TAGS = frozenset({"header", "nav", "aside", "footer"})
 _LANDMARK_ROLES = frozenset({"banner", "navigation", "complementary", "contentinfo"})
 
