@@ -203,7 +203,7 @@ LANDMARKS = [
 
 def landmark_page(article: str, tag: str = "footer", attrs: str = "") -> str:
     """A short article in a plain column, and the site's pop-ups hidden inside a landmark of
-    its layout, five levels below <body> (deeper than OVERLAY_DEPTH)."""
+    its layout, six levels below <body> (deeper than OVERLAY_DEPTH)."""
     return (
         "<html><head><title>Match report</title></head><body><div id='page'>"
         f"<div class='content'><h1>Match report</h1><div class='story'>{article}</div></div>"
@@ -217,7 +217,8 @@ def test_what_a_landmark_of_the_layout_hides_is_left_out_at_any_depth(tag: str, 
     html = landmark_page(FERRY, tag, attrs)
     doc = lxml.html.fromstring(html)
     popup = doc.get_element_by_id("popup0")
-    assert len(list(popup.iterancestors())) - 1 > OVERLAY_DEPTH  # (below <html>: <body> is 1)
+    # its depth below <body> (a child of <body> is 1, with <body> and <html> above it)
+    assert len(list(popup.iterancestors())) - 1 == 6 > OVERLAY_DEPTH
     assert {e.get("id") for e in hidden_elements(doc)} == {f"popup{i}" for i in range(6)}
     text = extract_text(html)
     assert text is not None
