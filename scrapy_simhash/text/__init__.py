@@ -6,6 +6,8 @@
 * :mod:`.headings`: a page's title, and an extracted first line that only repeats it;
 * :mod:`.hidden`: what a page's markup hides from a reader (a closed banner or pop-up, a
   sign-in form kept in the footer), left out of the tree before extraction;
+* :mod:`.layout_tables`: tables that lay a page out (a menu in one cell, the article in
+  another), read as the blocks they frame before extraction;
 * :mod:`.segment` and :mod:`.lexicon`: words, jieba's dictionary words for Chinese, stop words;
 * :mod:`.chrome`: the lines of a text that site chrome forms, left out before the words;
 * :mod:`.wrap`: hard-wrapped lines, and a paragraph's lines broken in its HTML source, read

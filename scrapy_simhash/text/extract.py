@@ -15,6 +15,7 @@ from typing import Any
 from .decode import binary_text, decode_html, without_surrogates
 from .headings import drop_title_line
 from .hidden import drop_hidden
+from .layout_tables import unwrap_layout_tables
 
 logger = logging.getLogger(__name__)
 
@@ -93,8 +94,10 @@ def extract_text(
     skips trafilatura's fallback extractors (faster, slightly lower recall). What the page's
     markup hides from a reader is removed from the tree first (:mod:`.hidden`): the fallback
     extractors would otherwise read a closed cookie banner as the article of a page whose
-    own article is short. A first line that only repeats the page's title is left out, since
-    layouts differ in whether the headline is in the body.
+    own article is short. Tables that lay the page out, rather than hold data, are read as
+    the blocks they frame (:mod:`.layout_tables`): trafilatura would run each cell's
+    paragraphs into one line. A first line that only repeats the page's title is left out,
+    since layouts differ in whether the headline is in the body.
     """
     try:
         if isinstance(html, bytes | bytearray | memoryview):
@@ -121,6 +124,7 @@ def extract_text(
             if tree is None:
                 return None
             drop_hidden(tree)
+            unwrap_layout_tables(tree)
             text = trafilatura.extract(tree, url=url, fast=fast, **TRAFILATURA_OPTIONS)
         finally:
             _extracting.depth -= 1
