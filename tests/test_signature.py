@@ -822,10 +822,13 @@ ZH_ARTICLE = [
 
 def _table_layout(title: str, paragraphs: list[str]) -> str:
     """An old site's layout: the article in one cell of a table, between its menu and its
-    footer (extraction runs the cell's paragraphs into one line, joined by spaces)."""
+    footer, under a header cell (a table that names one is read as a table, not as the
+    blocks of a layout: ``text/layout_tables.py``; extraction runs the cell's paragraphs
+    into one line, joined by spaces)."""
     body = "".join(f"<p>{p}</p>" for p in paragraphs)
     return (
         f"<html><head><title>{title}</title></head><body><table width='760'>"
+        "<tr><th>山区资讯网</th></tr>"
         "<tr><td><a href='/'>首页</a> | <a href='/n'>新闻</a> | <a href='/b'>论坛</a></td></tr>"
         f"<tr><td>{body}</td></tr><tr><td>版权所有 2005 山区资讯网</td></tr></table></body></html>"
     )
@@ -917,12 +920,14 @@ ZH_REPLIES = [
 
 
 def _forum_layout(title: str, paragraphs: list[str], replies: list[tuple[str, str]]) -> str:
-    """A message board's layout: a table whose first row is the article, posted, and whose
-    other rows are the replies (trafilatura returns them with it)."""
+    """A message board's layout: a table under its header cells whose first row is the
+    article, posted, and whose other rows are the replies (trafilatura returns them with it,
+    as rows)."""
     body = "".join(f"<p>{p}</p>" for p in paragraphs)
     posts = "".join(f"<tr><td>{who}</td><td>{text}</td></tr>" for who, text in replies)
     return (
         f"<html><head><title>{title} - 小镇论坛</title></head><body><table>"
+        "<tr><th>作者</th><th>内容</th></tr>"
         f"<tr><td colspan='2'>{title} &gt; 小镇论坛 &gt; 家长里短</td></tr>"
         f"<tr><td>楼主</td><td>{body}</td></tr>{posts}</table></body></html>"
     )

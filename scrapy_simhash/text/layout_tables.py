@@ -1,17 +1,21 @@
 """Tables that lay a page out rather than hold data, read as the blocks they frame.
 
-Sites built before CSS layouts (and many Chinese portals, forums and university sites still
-served) set the whole page in nested tables: the menu in one cell, the article in another.
-trafilatura reads a table as a table: each row one line, each cell's paragraphs and line
-breaks run together with spaces (``| 会议日程 4月18日 报到注册 地点:图书馆报告厅 主持人:...
-|``). The same article in a layout of ``<div>`` elements comes back one line a
-paragraph, so the two copies differ in their lines and their sentences (split at line
-breaks), and the table's one line, as long as the article, hides where its sentences end.
+Sites built before CSS layouts, many of them still served (Chinese portals, forums,
+university sites), set the whole page in nested tables: the menu in one cell, the article
+in another. trafilatura reads a table as a table, each row one line and each cell's
+paragraphs and line breaks run together with spaces::
+
+    | 会议日程 4月18日 报到注册 地点:图书馆报告厅 主持人:... |
+
+The same article in a layout of ``<div>`` elements comes back one line a paragraph, so the
+two copies differ in their lines and their sentences (split at line breaks), and the
+table's one line, as long as the article, hides where its sentences end.
 
 So a layout table is read as blocks (each ``<table>``, row and cell renamed ``<div>``,
 attributes kept) before extraction. A table lays the page out when one of its own cells (not
-those of a table inside it) holds a table, or holds paragraphs, blocks or line breaks with
-:data:`MIN_TEXT` characters of text or more (an article, a post, a column of prose), and it
+those of a table inside it) holds a table, or holds blocks (paragraphs, lists, headings) or
+two line breaks or more, with :data:`MIN_TEXT` characters of text (an article, a post, a
+column of prose), and it
 names no header cells (a ``<th>``, a ``<thead>`` or a ``<caption>``: a data table, whose
 rows are records, such as a list of films with long synopses); or when its ``role`` says it
 presents nothing (``presentation``, ``none``). Data tables stay tables, which extraction keeps
