@@ -8,7 +8,6 @@ import random
 import tempfile
 import uuid
 from dataclasses import replace
-from importlib.resources import files
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +16,7 @@ from hypothesis import strategies as st
 from scrapy_simhash.index import IndexMismatchError, SimhashIndex
 from scrapy_simhash.index.documents import Match
 from scrapy_simhash.index.records import DamagedIndexError, doc_id, sealed
-from scrapy_simhash.index.redis_calls import BATCH, RULE_FIELDS
+from scrapy_simhash.index.redis_calls import BATCH, RULE_FIELDS, SCRIPT
 from scrapy_simhash.index.redis_index import RedisIndex
 from scrapy_simhash.text.rule import _INSIDE_RUNS, DEFAULT_RULE
 from scrapy_simhash.text.sentences import SENTENCES
@@ -158,10 +157,9 @@ def test_the_scripts_bits_for_a_text_inside_another_are_pythons():
     """The contained clause's bits apart for a text inside another (32 x (1 - the shorter's
     share of the words), ``rule._INSIDE_RUNS``) are a literal in the script, not a
     parameter: the two must say the same."""
-    script = files("scrapy_simhash.index").joinpath("redis_script.lua").read_text("utf-8")
     clause = "runs_apart > {} * (1 - shorter) + R.contained_runs"
-    assert clause.format(_INSIDE_RUNS) in script
-    assert script.count("(1 - shorter)") == 1
+    assert clause.format(_INSIDE_RUNS) in SCRIPT
+    assert SCRIPT.count("(1 - shorter)") == 1
 
 
 def test_batches_of_items_decide_as_one_by_one_on_lmdb(redis_server, key, tmp_path):

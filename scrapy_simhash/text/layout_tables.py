@@ -15,15 +15,15 @@ So a layout table is read as blocks (each ``<table>``, row and cell renamed ``<d
 attributes kept) before extraction. A table lays the page out when one of its own cells (not
 those of a table inside it) holds a table, or holds blocks (paragraphs, lists, headings) or
 two line breaks or more, with :data:`MIN_TEXT` characters of text (an article, a post, a
-column of prose), and it
-names no header cells (a ``<th>``, a ``<thead>`` or a ``<caption>``: a data table, whose
-rows are records, such as a list of films with long synopses); or when its ``role`` says it
-presents nothing (``presentation``, ``none``). Data tables stay tables, which extraction keeps
-as rows.
+column of prose), and it names no header cells (a ``<th>``, a ``<thead>`` or a
+``<caption>``: a data table, whose rows are records, such as a list of films with long
+synopses); or when its ``role`` says it presents nothing (``presentation``, ``none``). Data
+tables stay tables, which extraction keeps as rows.
 
 On the 1,221 real pages of the benchmarks, 63 extract to another text, most of them Chinese
 pages set in tables; the token F1 of 50 against their reference text rises, of 9 falls (a
-byline and a source line now read with the article), of 4 stays (``docs/quality-history.md``).
+source line, a portal's menu rows or a footer's lines now read with the article), of 4
+stays (``docs/quality-history.md``).
 """
 
 from __future__ import annotations
@@ -80,12 +80,13 @@ def _lays_out(cell: HtmlElement) -> bool:
     return bool(_LAYS_OUT(cell))
 
 
-def _is_data(table: HtmlElement) -> bool:
-    """Whether ``table`` names header cells or a caption (a data table)."""
+def _is_data(table: HtmlElement, cells: list[HtmlElement]) -> bool:
+    """Whether ``table`` (its own ``cells``) names header cells or a caption (a data
+    table)."""
     for child in table:
         if child.tag in ("thead", "caption"):
             return True
-    return any(cell.tag == "th" for cell in _cells(table))
+    return any(cell.tag == "th" for cell in cells)
 
 
 def layout_tables(tree: HtmlElement) -> list[HtmlElement]:
@@ -94,9 +95,11 @@ def layout_tables(tree: HtmlElement) -> list[HtmlElement]:
     found = []
     for table in tree.iter("table"):
         role = (table.get("role") or "").strip().lower()
-        if role in _PRESENTATION_ROLES or (
-            not _is_data(table) and any(_lays_out(cell) for cell in _cells(table))
-        ):
+        if role in _PRESENTATION_ROLES:
+            found.append(table)
+            continue
+        cells = list(_cells(table))  # (read once: for header cells, then for prose)
+        if not _is_data(table, cells) and any(_lays_out(cell) for cell in cells):
             found.append(table)
     return found
 
