@@ -33,6 +33,8 @@ WIDGETS = ("script", "style", "noscript", "iframe", "form", "button", "svg", "na
 #: half of its text.
 WRAPPERS = frozenset({"form", "nav"})
 COVERAGE = 0.85
+#: Elements that hold text rather than blocks: an article slot that is one is made a <div>.
+TEXT_LEVEL = frozenset({"p", "span", "font", "a", "b", "i", "em", "strong", "ul", "ol", "li"})
 
 
 def tokens(text: str) -> list[str]:
@@ -93,6 +95,24 @@ def locate(doc: lxml.html.HtmlElement, gt: str) -> lxml.html.HtmlElement | None:
         return None
     _, _, el = min((f for f in found if f[0] >= COVERAGE * best), key=lambda f: f[1])
     return None if el.tag in ("body", "html") else el
+
+
+def article_body(article: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """Where another article goes in a layout whose article is ``article``: of a frame and
+    the one child that holds all its text, the child, down to the block that holds the
+    paragraphs. A layout's article body (``div.entry-content``, ``td.post-body``) sits in a
+    textless frame (share bars, image boxes) that holds the same text; the frame and the
+    body's own markup stay."""
+    size = len(tokens(text_of(article)))
+    while True:
+        inner = [
+            c
+            for c in article
+            if isinstance(c.tag, str) and c.tag not in SKIP and len(tokens(text_of(c))) == size
+        ]
+        if len(inner) != 1 or inner[0].tag in TEXT_LEVEL:
+            return article
+        article = inner[0]
 
 
 def headline(
@@ -157,7 +177,7 @@ def _attach(slot: lxml.html.HtmlElement, text: str, nodes: list) -> None:
         row.append(cell)
         slot.append(row)
         slot = cell
-    elif slot.tag in ("p", "span", "font", "a", "b", "i", "em", "strong", "ul", "ol", "li"):
+    elif slot.tag in TEXT_LEVEL:
         slot.tag = "div"
     slot.text = text
     for n in nodes:
@@ -189,11 +209,12 @@ def put_in_template(
 ) -> lxml.html.HtmlElement:
     """The template page (modified in place) carrying other content in its article slot.
 
-    The template's article element is emptied and gets ``text`` and ``nodes``; its headline
-    (an <h1> outside that element) gives way to ``head`` (or is removed); other elements
-    outside the slot that only repeat the template's own article (a standfirst, a summary, a
-    hidden copy of its body) are removed; its <title> and description meta tags name the new
-    content. The rest (menus, breadcrumbs, related lists, footers) stays."""
+    The template's article body (:func:`article_body`) is emptied and gets ``text`` and
+    ``nodes``; its headline (an <h1> outside the article element) gives way to ``head`` (or
+    is removed); other elements outside the slot that only repeat the template's own article
+    (a standfirst, a summary, a hidden copy of its body) are removed; its <title> and
+    description meta tags name the new content. The rest (menus, breadcrumbs, related lists,
+    footers) stays."""
     own_head = headline(tpl, tpl_article)
     own_title = _norm(headline_text(tpl, tpl_article))
     slot_and_above = set(tpl_article.iter()) | set(tpl_article.iterancestors())
@@ -224,14 +245,15 @@ def put_in_template(
                 for c in list(el):
                     el.remove(c)
                 el.text = title
-    _attach(tpl_article, text, nodes)
+    slot = article_body(tpl_article)
+    _attach(slot, text, nodes)
     if own_head is not None and own_head.getparent() is not None:
         if head is not None:
             own_head.addprevious(copy.deepcopy(head))
         own_head.drop_tree()
     elif head is not None:
-        tpl_article.insert(0, copy.deepcopy(head))
-        tpl_article[0].tail, tpl_article.text = tpl_article.text, None
+        slot.insert(0, copy.deepcopy(head))
+        slot[0].tail, slot.text = slot.text, None
     t = tpl.find(".//title")
     if t is not None:
         for c in list(t):

@@ -100,3 +100,30 @@ def test_an_edit_with_a_control_character_from_the_reference_builds():
     V.edit_article(article, "en+", 0.5, ["ferry\x0bboat"], random.Random(1))
     text = V.text_of(article)
     assert "ferryboat" in text and "\x0b" not in text
+
+
+def test_the_slot_is_the_layouts_article_body_not_its_frame():
+    # A post's frame (a row with a share bar of icons) around the cell that holds its body:
+    # both hold the same text, and the moved article goes into the body's cell, whose class
+    # the layout's markup gives it; the frame's textless parts stay.
+    layout = V.parse(
+        "<html><head><title>Library hours | Gazette</title></head><body>"
+        f"<p>{MENU}</p><table><tr id='post-1'><td><table>"
+        f"<tr><td class='post-body'><p>{LAYOUT_ARTICLE}</p></td></tr>"
+        "<tr><td class='share'><img src='share.png'></td></tr>"
+        "</table></td></tr></table></body></html>"
+    )
+    assert layout is not None
+    frame = V.locate(layout, LAYOUT_ARTICLE)
+    assert frame is not None and frame.find(".//td[@class='post-body']") is not None
+    assert V.article_body(frame).get("class") == "post-body"  # not its paragraph
+    source = V.parse(_source(wrapped_in_form=False))
+    assert source is not None
+    article = V.locate(source, SOURCE_ARTICLE)
+    assert article is not None and article.get("id") == "story"
+    text, nodes = V.article_nodes(source, article)
+    V.put_in_template(layout, frame, LAYOUT_ARTICLE, text, nodes, None, "Ferry", "Gazette")
+    (body,) = layout.find_class("post-body")
+    assert V._norm(SOURCE_ARTICLE) in V._norm(V.text_of(body))
+    assert layout.find(".//img[@src='share.png']") is not None
+    assert "examination season" not in V.text_of(layout.find("body"))
