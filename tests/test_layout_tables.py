@@ -174,9 +174,90 @@ def test_unwrapping_renames_the_table_its_rows_and_cells_and_keeps_their_attribu
     unwrap_layout_tables(doc)
     assert article_table.tag == "div" and article_table.get("class") == "main"
     assert all(el.tag not in ("tr", "td", "tbody") for el in article_table.iter())
+    # rows are sections, cells divisions, a cell's attributes kept
+    assert [row.tag for row in article_table] == ["section"] * 3
+    assert all(len(row) == 1 and row[0].tag == "div" for row in article_table)
+    assert article_table[0][0].get("align") == "center"
     # the menu bar and the side column (cells of a link each) are tables still
     assert len(doc.findall(".//table")) == 3
     assert [td.text_content() for td in doc.findall(".//table")[1].iter("td")] == [
         "学会简介",
         "会员之家",
     ]
+
+
+# A match report, short as a product page or a brief is, in an old portal's nested tables: the
+# report's cell, then a row of page links ("comment", "this week's top"), a side column, the
+# site's menu and footer (the lines and blank cells as such portals serve them).
+REPORT = [
+    "全场比分：江城队1比5南湖流浪者，本场为第18轮比赛，现场观众43980人。",
+    "陈志强在第22分钟利用角球机会首开纪录，刘宇航在第71分钟从23米外远射破门。王建国在第54分钟吃到黄牌。",
+    "江城队全场控球率45%，射门23次，其中射正3次；南湖流浪者射门5次，获得1个角球。赛后主队积70分，排名第4位。",
+]
+PORTAL_REPORT = """<html><head><title>江城队1比5南湖流浪者</title></head><body>
+<table width="760" border="0" cellpadding="0" cellspacing="0">
+<tr>
+<td align="right" valign="bottom" bgcolor="#EFEBEF">
+<a href="/">江城体育首页</a> - <a href="/news">新闻</a> -<a href="/football">足球</a> \
+-<a href="/basketball">篮球</a> -- ---------- </td>
+</tr>
+</table>
+<table width="760" border="0" cellspacing="0" cellpadding="0">
+<tr>
+<td valign="top">
+<table width="590" border="0" cellspacing="0" cellpadding="0">
+<tr>
+<td>
+<table border="0" width="100%" cellpadding="0" cellspacing="0">
+<tr><td class="cc">
+{paragraphs}
+</td></tr>
+</table>
+</td>
+</tr>
+</table>
+<table width="590" border="0" cellspacing="0" cellpadding="0">
+<tr>
+<td height="37" align="center" valign="top">
+页面功能  【<a href="/comment">发表评论</a>】【<a href="/top">本周排行</a>】【】【字体：  】【】
+【】
+【】
+</td>
+</tr>
+</table>
+</td>
+<td width="160" align="center" valign="top" bgcolor="#CCE9FF">
+</td>
+</tr>
+</table>
+<table width="760" border="0" cellspacing="0" cellpadding="0">
+<tr>
+<td align="center">
+<a href="/sports">JCSports</a>
+-
+- <a href="/map">网站导航</a>
+- 网站地图 - <a href="/home">设为首页</a> -
+- <a href="/contact">联系我们</a>
+-
+-  - <br>
+Copyright © 2025 Jiangcheng Sports Daily. All rights reserved.江城体育 版权所有</td>
+</tr>
+</table>
+</body></html>"""
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_short_report_beside_a_row_of_page_links_is_kept(fast):
+    # As <div> elements, the row that holds the report and the page links is under 300
+    # characters with links only of a word or two, which trafilatura drops as a link block;
+    # as <section> it is a row still, which trafilatura never weighed for links.
+    page = PORTAL_REPORT.replace("{paragraphs}", "\n".join(f"<p>{p}</p>" for p in REPORT))
+    text = extract_text(page.encode(), fast=fast)
+    assert text is not None
+    assert all(sentence in text for sentence in REPORT)
+    doc = tree(page)
+    unwrap_layout_tables(doc)
+    # the report's own table (one cell of 150 characters) stays a table; the two around it
+    # lay the page out
+    rows = [el.tag for el in doc.find(".//p").iterancestors() if el.tag in ("tr", "section")]
+    assert rows == ["tr", "section", "section"]
