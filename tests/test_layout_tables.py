@@ -197,7 +197,7 @@ REPORT = [
 PORTAL_REPORT = """<html><head><title>江城队1比5南湖流浪者</title></head><body>
 <table width="760" border="0" cellpadding="0" cellspacing="0">
 <tr>
-<td align="right" valign="bottom" bgcolor="#EFEBEF">
+<td align="right" valign="bottom" bgcolor="#F0F0F0">
 <a href="/">江城体育首页</a> - <a href="/news">新闻</a> -<a href="/football">足球</a> \
 -<a href="/basketball">篮球</a> -- ---------- </td>
 </tr>
@@ -226,7 +226,7 @@ PORTAL_REPORT = """<html><head><title>江城队1比5南湖流浪者</title></hea
 </tr>
 </table>
 </td>
-<td width="160" align="center" valign="top" bgcolor="#CCE9FF">
+<td width="170" align="center" valign="top" bgcolor="#DDEEFF">
 </td>
 </tr>
 </table>
