@@ -113,14 +113,14 @@ def unwrap_layout_tables(tree: HtmlElement) -> None:
     groups (``<tbody>``, ``<thead>``, ``<tfoot>``) ``<section>`` (all are found before any is
     renamed: a table inside a cell is judged by its own cells)."""
     for table in layout_tables(tree):
-        for row in list(_rows(table)):
-            for cell in row:
-                if cell.tag in _CELLS:
-                    cell.tag = "div"
+        cells, rows = list(_cells(table)), list(_rows(table))  # (both before any renaming)
+        for cell in cells:
+            cell.tag = "div"
+        for row in rows:
             row.tag = "section"
         for child in table:
             if child.tag in _SECTIONS:
                 child.tag = "section"
-            elif child.tag in _CELLS or child.tag == "caption":
+            elif child.tag == "caption":
                 child.tag = "div"
         table.tag = "div"
