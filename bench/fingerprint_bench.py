@@ -14,7 +14,7 @@ second and milliseconds per page:
                         (jieba's, in jieba-rs) is loaded once before any timing (its one-time
                         load time is printed in the header).
   page signature        ``page_signature(text)``: the fingerprint and, beside it, the hashes of
-                        the 8 longest sentences and the numbers sketch (what the crawl computes
+                        the 8 longest sentences and the numbers' set (what the crawl computes
                         for each page since version 4), cold caches; the criterion's figure
   whole path            extract_text + page_signature, page by page, caches cleared first
   simhash package       ``Simhash(text).value`` (1e0ng's ``simhash``, character 4-grams)

@@ -1030,8 +1030,8 @@ def test_records_drops_and_buckets_end_in_their_crc32(tmp_path):
     dropped = hashlib.blake2b(b"https://b/", digest_size=16).digest()
     record = struct.pack(">QdI", 0x0123456789ABCDEF, 1000.5, 10) + b'https://a/{"title":"T"}'
     drop = struct.pack(">QdBBQ16sI", 1, 2000.0, 1, 0, 0x0123456789ABCDEE, doc, 10) + b"https://b/"
-    # fingerprint, numbers sketch, shingles sketch (version 10), words, numbers, sentences;
-    # then each sentence's hash
+    # fingerprint, numbers' bits (version 17), shingles sketch (version 10), words, numbers,
+    # sentences; then each sentence's hash
     packed = struct.pack(
         "<QQQIHB3Q", 0x0123456789ABCDEF, 0xFEDCBA9876543210, 0x1122334455667788, 120, 4, 3, 7, 5, 3
     )

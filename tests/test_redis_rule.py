@@ -18,7 +18,7 @@ from scrapy_simhash.index.documents import Match
 from scrapy_simhash.index.records import DamagedIndexError, doc_id, sealed
 from scrapy_simhash.index.redis_calls import BATCH, RULE_FIELDS, SCRIPT
 from scrapy_simhash.index.redis_index import RedisIndex
-from scrapy_simhash.text.rule import _INSIDE_RUNS, DEFAULT_RULE
+from scrapy_simhash.text.rule import _INSIDE_RUNS, DEFAULT_RULE, Rule
 from scrapy_simhash.text.sentences import SENTENCES
 from scrapy_simhash.text.signature import PageSignature
 
@@ -346,8 +346,8 @@ def test_a_long_texts_few_numbers_veto_nothing_on_redis(redis_server, key, tmp_p
     """``Rule.numbers_density``: the numbers veto speaks only for pages holding one content
     number in 200 words or more, on the script as in Python."""
     fp = 0xF0F0_F0F0_F0F0_F0F0  # far from the guard's pages (_both_decide)
-    stored = PageSignature(fp, tuple(range(1, 9)), 1000, 0, 5, 0)
-    far = (1 << 64) - 1  # numbers sketches 64 bits apart
+    stored = PageSignature(fp, tuple(range(1, 9)), 1000, 0x00FF_0000_0000_00FF, 5, 0)
+    far = 0xFF00_0000_0000_FF00  # numbers none of which the other page holds
     pages = {
         "sparse": PageSignature(fp ^ 1, stored.sentences, 1000, far, 4, 0),  # 4 in 1,000
         "at the bound": PageSignature(fp ^ 1, stored.sentences, 1000, far, 5, 0),  # vetoed
@@ -361,6 +361,77 @@ def test_a_long_texts_few_numbers_veto_nothing_on_redis(redis_server, key, tmp_p
     want = {"dense": "hamming"}
     _both_decide(redis_server.url, f"{key}-sparse", tmp_path / "sparse", sparse, 99, dense, want)
     assert replace(DEFAULT_RULE, numbers_density=0).decide(pages["sparse"], stored, 3) is None
+
+
+def test_each_page_must_hold_numbers_the_other_lacks_on_redis(redis_server, key, tmp_path):
+    """``Rule.numbers_own`` (version 17): the numbers veto speaks when each page holds two
+    numbers or more that the other lacks (bits of its numbers' set the other's does not
+    set), counted over both 32-bit halves of the set on the script as in Python; a page that
+    only gained numbers, or holds one of its own, is not refused by them."""
+    fp = 0xF0F0_F0F0_F0F0_F0F0  # far from the guard's pages (_both_decide)
+    numbers = 0x0000_0FFF_0000_0FFF  # 24 numbers, 12 in each half
+    stored = PageSignature(fp, tuple(range(1, 9)), 1000, numbers, 24, 0)
+    lo, hi = 1, 1 << 32  # a number in the low half, one in the high half
+
+    def page(bits: int) -> PageSignature:
+        return PageSignature(fp ^ 1, stored.sentences, 1000, bits, 24, 0)
+
+    pages = {
+        "gained": page(numbers | 0xF000_0000),  # four more, none lost
+        "lost": page(numbers & ~0b111),  # three fewer, none gained
+        "one each": page((numbers & ~lo) | 1 << 20),
+        "two each": page((numbers & ~(lo | lo << 1)) | 0b11 << 20),
+        "two each, across the halves": page((numbers & ~(lo | hi)) | 1 << 20 | 1 << 52),
+        "two and one": page((numbers & ~(lo | hi)) | 1 << 20),
+    }
+    expected = {
+        "gained": "hamming",
+        "lost": "hamming",
+        "one each": "hamming",
+        "two each": None,
+        "two each, across the halves": None,
+        "two and one": "hamming",
+    }
+    _both_decide(redis_server.url, key, tmp_path, stored, 99, pages, expected)
+    assert [DEFAULT_RULE.numbers_differ(p, stored) for p in pages.values()] == [
+        expected[name] is None for name in pages
+    ]
+    # ``Rule.numbers_dense``: in pages of fewer numbers than one in 50 words (24 in 4,000: an
+    # article with its figures), a few of their own are not enough; most of them must be
+    # (``Rule.numbers_share``: half of each page's bits)
+    sparse = replace(stored, words=4000)
+
+    def article(bits: int) -> PageSignature:
+        return PageSignature(fp ^ 1, stored.sentences, 4000, bits, 24, 0)
+
+    articles = {
+        "two each": article((numbers & ~(lo | lo << 1)) | 0b11 << 20),
+        # 12 of its 24 bits its own, 12 of the stored page's lost
+        "half each": article((numbers & ~_bits_of(0x3F)) | _bits_of(0x3F000)),
+        # 8 of 24
+        "a third each": article((numbers & ~_bits_of(0xF)) | _bits_of(0xF000)),
+    }
+    want = {"two each": "hamming", "half each": None, "a third each": "hamming"}
+    _both_decide(redis_server.url, f"{key}-a", tmp_path / "a", sparse, 99, articles, want)
+    assert [DEFAULT_RULE.numbers_differ(p, sparse) for p in articles.values()] == [
+        want[name] is None for name in articles
+    ]
+    # ``Rule.numbers_held``: pages of more than 32 numbers (40, in 1,000 words: dense) set
+    # most of their 64 bits, and two of one's own may be chance; half of them must be
+    many = replace(stored, number_count=40)
+    tables = {
+        "two each": replace(articles["two each"], words=1000, number_count=40),
+        "half each": replace(articles["half each"], words=1000, number_count=40),
+    }
+    want = {"two each": "hamming", "half each": None}
+    _both_decide(redis_server.url, f"{key}-m", tmp_path / "m", many, 99, tables, want)
+    assert DEFAULT_RULE.numbers_held == 32
+    assert Rule(numbers_held=40).numbers_differ(tables["two each"], many)
+
+
+def _bits_of(mask: int) -> int:
+    """``mask`` (bits of the low half) in both 32-bit halves."""
+    return mask | mask << 32
 
 
 def test_copies_carry_the_signatures(redis_server, key, tmp_path):

@@ -32,7 +32,7 @@ end
 local docs, fps, sigs, sents = KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local drops, dseq, dkept, reps = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local T = 9  -- KEYS[T + i] is table i's hash
-local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
+local band, bxor, rshift, bnot = bit.band, bit.bxor, bit.rshift, bit.bnot
 local byte, sub, floor, char = string.byte, string.sub, math.floor, string.char
 local min, max, ceil = math.min, math.max, math.ceil
 
@@ -300,7 +300,7 @@ local function le32(s, p)
   local b1, b2, b3, b4 = byte(s, p, p + 3)
   return ((b4 * 256 + b3) * 256 + b2) * 256 + b1
 end
--- a packed signature (PageSignature.pack, sealed or not): fingerprint, numbers sketch and
+-- a packed signature (PageSignature.pack, sealed or not): fingerprint, numbers' bits and
 -- shingles sketch as 32-bit halves, words, number count, and the sentences as their 8 packed
 -- bytes
 local function parsed(s)
@@ -386,9 +386,18 @@ local function rule_decide(page, stored, counted)
   if fewer >= R.numbers_min and fewer >= R.numbers_ratio * max(page.nc, stored.nc)
     and shorter >= R.numbers_length
     and page.nc >= R.numbers_density * page.words
-    and stored.nc >= R.numbers_density * stored.words
-    and pop(bxor(page.nl, stored.nl)) + pop(bxor(page.nh, stored.nh)) > R.numbers_distance then
-    return nil
+    and stored.nc >= R.numbers_density * stored.words then
+    -- each page's numbers that the other lacks (Rule.numbers_differ)
+    local own_p = pop(band(page.nl, bnot(stored.nl))) + pop(band(page.nh, bnot(stored.nh)))
+    local own_s = pop(band(stored.nl, bnot(page.nl))) + pop(band(stored.nh, bnot(page.nh)))
+    if own_p >= R.numbers_own and own_s >= R.numbers_own then
+      if (page.nc >= R.numbers_dense * page.words and stored.nc >= R.numbers_dense * stored.words
+          and page.nc <= R.numbers_held and stored.nc <= R.numbers_held)
+        or (own_p >= R.numbers_share * (pop(page.nl) + pop(page.nh))
+          and own_s >= R.numbers_share * (pop(stored.nl) + pop(stored.nh))) then
+        return nil
+      end
+    end
   end
   local held = {}
   for _, s in ipairs(stored.s) do held[s] = true end

@@ -5,7 +5,7 @@ the long sentences it shares with a stored page (:mod:`scrapy_simhash.text.rule`
 the second rule it keeps, beside the documents:
 
 * ``sigs``: document id -> the page's packed signature (fingerprint, the hashes of its
-  longest sentences, its counts of words and numbers, its numbers sketch) | CRC-32;
+  longest sentences, its counts of words and numbers, its numbers' bits) | CRC-32;
 * ``sents``: sentence hash (8 bytes, big-endian) -> the ids of the documents holding it (a
   multi space): a look-up reads one key per sentence of the page.
 

@@ -100,7 +100,13 @@ from .wrap import join_continued, unwrap
 #: are content lines, whatever their length (:func:`.chrome.spec_rows`,
 #: :func:`.numbers.has_quantity`); a counter in a table's cells ("| views | 1234 |") is no
 #: content number. Two products of one description, with other specs, are told apart.
-FINGERPRINT_VERSION = 16
+#: 17: a page signature holds its content numbers as a set of 64 bits, one a number, not as
+#: a one-bit minhash of them, and the numbers veto asks that each page hold numbers the other
+#: lacks (:func:`.signature.numbers_bits`, :meth:`.rule.Rule.numbers_differ`): a product's
+#: other configuration, another price and a spec or two, is told apart. A time's fraction of
+#: a second ("1:46,47") is blanked with the time (:mod:`.numbers`). Fingerprints unchanged
+#: for every text without such a time.
+FINGERPRINT_VERSION = 17
 
 BITS = 64
 _MASK = (1 << BITS) - 1

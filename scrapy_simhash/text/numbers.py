@@ -110,8 +110,9 @@ _DATE_PATTERNS: tuple[tuple[str, str | None], ...] = (
     # November 19, Nov. 19th; 19 November, 19. November, 19 de noviembre, 19 ноября
     (rf"\b(?:{_MONTHS})\.?\s*\d{{1,2}}{_ORD}(?!\d)", "latin"),
     (rf"(?<![\d.,])\d{{1,2}}{_ORD}\s*(?:of\s+|de\s+)?(?:{_MONTHS})\b", "latin"),
-    # times: 10:45, 10:45:12, 10.45am, 3 p.m., 14h30
-    (r"(?<![\d:.,])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])", None),
+    # times: 10:45, 10:45:12, 10.45am, 3 p.m., 14h30; a time's fraction of a second with it
+    # (a race's 1:46,47 or 10:58.94; version 17)
+    (r"(?<![\d:.,])\d{1,2}:\d{2}(?::\d{2})?(?:[.,]\d{1,3})?(?![\d:])", None),
     (r"(?<![\d.,])\d{1,2}(?:[.:]\d{2})?\s*[ap]\.?m\b\.?", "latin"),
     (r"(?<![\d.,])\d{1,2}h\d{2}(?!\d)", "latin"),
     # durations and relative times: 3 hours ago, 5 min read, vor 2 Stunden

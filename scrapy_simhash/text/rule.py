@@ -76,17 +76,25 @@ Two pages are near duplicates (:meth:`Rule.decide`) by one of two rules, which a
     in the decision.
 
 Neither applies when their numbers disagree: both have :attr:`Rule.numbers_min` content
-numbers or more, in like amounts (the fewer at least :attr:`Rule.numbers_ratio` of the more),
-the pages are of like length (the shorter has at least :attr:`Rule.numbers_length` of the
-longer's words), both hold at least :attr:`Rule.numbers_density` content numbers a word (one
-in 200), and their sketches differ in more than :attr:`Rule.numbers_distance` bits (two
-product pages or match reports share their words and their prose, not their numbers; dates,
-times and counters are not content numbers). Two pages of one kind carry about as many
-numbers and as many words; when one carries over twice the other's numbers, or a fifth more
-words, the extra ones come from the page around the text (a layout's sidebar of prices or
-scores, its tables, its lists of other stories), and the numbers say nothing of the text. Nor
-do a long text's few numbers (a 1,700-word essay's six), which come mostly from around it
-(a layout's lists, its readers' comments), and whose sketch swings with one lost or gained.
+numbers or more, in like amounts (the fewer at least :attr:`Rule.numbers_ratio` of the
+more), the pages are of like length (the shorter has at least :attr:`Rule.numbers_length` of
+the longer's words), both hold at least :attr:`Rule.numbers_density` content numbers a word
+(one in 200), and each holds :attr:`Rule.numbers_own` numbers or more that the other lacks,
+as their numbers' bits tell (:func:`.signature.numbers_bits`): two product pages or match
+reports share their words and their prose, not their numbers, and a product's other
+configuration differs from it in its price and a spec or two. That is enough where numbers
+are much of what both pages say (:attr:`Rule.numbers_dense`, one in 50 words) and few enough
+for 64 bits to tell apart (:attr:`Rule.numbers_held`); in sparser pages (an article with its
+figures), where a few numbers come and go with the layout, and in pages of many numbers,
+each page's own must be :attr:`Rule.numbers_share` of its numbers or more. A copy that only
+gained numbers (a layout's prices or scores beside the article) or only lost some (a
+caption) lacks none of the other's on one side; dates, times and counters are not content
+numbers. Two pages of one kind carry about as many numbers and as many words; when one
+carries over twice the other's numbers, or a fifth more words, the extra ones come from the
+page around the text (a layout's sidebar of prices or scores, its tables, its lists of other
+stories), and the numbers say nothing of the text. Nor do a long text's few numbers (a
+1,700-word essay's six), which come mostly from around it (a layout's lists, its readers'
+comments), and of which one lost and one gained are a third of them.
 The rule's parameters were chosen on ``bench/quality.py`` (``docs/quality.md``).
 
 The rule reads only what a signature holds, so an index that keeps signatures decides a
@@ -161,8 +169,20 @@ class Rule:
     runs_same: int = 5
     #: The numbers veto applies when both pages have this many content numbers...
     numbers_min: int = 3
-    #: ... and vetoes when their numbers sketches differ in more bits than this...
-    numbers_distance: int = 20
+    #: ... and vetoes when each page's numbers set at least this many bits that the other's
+    #: do not (version 17; before, their one-bit minhashes differing in more than 20 bits,
+    #: which let a product's other configurations through)...
+    numbers_own: int = 2
+    #: ... when both pages hold this many content numbers a word or more (one in 50: a
+    #: product page, a score sheet, whose numbers are much of what it says); sparser pages
+    #: only when each page's bits of its own are at least ``numbers_share`` of its bits (its
+    #: numbers mostly differ: in an article, a few numbers come and go with the layout)...
+    numbers_dense: float = 0.02
+    numbers_share: float = 0.5
+    #: ... and, for the few numbers of its own to count, neither page holds more than this
+    #: many: 64 bits tell about 32 numbers apart, more set most of them (a table of results
+    #: in two layouts, each with a few numbers of its own, sets bits that differ by chance).
+    numbers_held: int = 32
     #: ... if the fewer numbers are at least this share of the more...
     numbers_ratio: float = 0.5
     #: ... and the shorter page has at least this share of the longer's words.
@@ -308,7 +328,7 @@ class Rule:
 
     def numbers_differ(self, a: PageSignature, b: PageSignature) -> bool:
         """Whether two pages' content numbers disagree: both have enough of them, in like
-        amounts, and their sketches say the sets overlap little."""
+        amounts, and each has numbers of its own that the other lacks."""
         fewer, more = sorted((a.number_count, b.number_count))
         if fewer < self.numbers_min or fewer < self.numbers_ratio * more:
             return False
@@ -316,7 +336,16 @@ class Rule:
             return False  # the longer's own text brings numbers of its own
         if any(page.number_count < self.numbers_density * page.words for page in (a, b)):
             return False  # a few numbers in a long text: not what the page says
-        return hamming(a.numbers, b.numbers) > self.numbers_distance
+        own_a, own_b = (a.numbers & ~b.numbers).bit_count(), (b.numbers & ~a.numbers).bit_count()
+        if own_a < self.numbers_own or own_b < self.numbers_own:
+            return False
+        if all(
+            self.numbers_dense * page.words <= page.number_count <= self.numbers_held
+            for page in (a, b)
+        ):
+            return True  # numbers are much of what both say: a few of their own tell them apart
+        share = self.numbers_share
+        return own_a >= share * a.numbers.bit_count() and own_b >= share * b.numbers.bit_count()
 
 
 #: A one-bit minhash's expected bits apart for two sets of Jaccard 0: of Jaccard J, this

@@ -20,8 +20,9 @@ signal beside it, which layouts do not change and edits do:
   letters alone);
 * the count of content words, with the words of the text's data tables that the chrome
   filter left out (for the length guards; version 15);
-* a 64-bit one-bit minhash of the distinct numbers that are features (prices, specs,
-  scores; not dates, times or counters) and their count, for the numbers veto;
+* the set of the distinct numbers that are features (prices, specs, scores; not dates,
+  times or counters) as 64 bits, one a number (:func:`numbers_bits`; version 17, a one-bit
+  minhash before), and their count, for the numbers veto;
 * a 64-bit one-bit minhash of the text's shingles, its runs of :data:`SHINGLE` of the words
   its fingerprint keeps (:func:`shingles_sketch`; version 10; 0 in a signature made without
   it, which no veto then reads), for the shingles veto: the fingerprint weighs words,
@@ -46,7 +47,6 @@ from .chrome import data_table_words
 from .fingerprint import (
     DEFAULT_FINGERPRINTER,
     Fingerprinter,
-    _minhash_from,
     _mix,
     feature_hashes,
     nfkc,
@@ -63,8 +63,9 @@ _BIN_BITS = 6
 _BINS = 1 << _BIN_BITS
 _BIN_PLACES = np.arange(_BINS, dtype=np.intp)
 _BIN_SALTS = _mix(np.arange(1, _BINS + 1, dtype=np.uint64))
+_NUMBER_SALT = np.uint64(0x6E756D6265727331)  # the numbers' bits: "numbers1"
 _EMPTY = np.uint64((1 << 64) - 1)  # a bin no shingle fell in (a least hash of all ones: never)
-# fingerprint, numbers sketch, shingles sketch, words, number count, sentences
+# fingerprint, numbers' bits, shingles sketch, words, number count, sentences
 _HEAD = struct.Struct("<QQQIHB")
 _MASK = (1 << 64) - 1
 
@@ -96,21 +97,25 @@ def shingles_sketch(in_order: np.ndarray) -> int:
     return int.from_bytes(np.packbits(bits).tobytes(), "big")
 
 
-def numbers_sketch(numbers: list[str]) -> int:
-    """One-bit minhash of a set of numbers (each weighing the same): two sets differ in a bit
-    with probability (1 - J) / 2."""
+def numbers_bits(numbers: list[str]) -> int:
+    """The set of a text's distinct numbers as 64 bits: each number sets the bit that the top
+    6 bits of its mixed feature hash name. A product page's 10-30 numbers set most of theirs
+    alone, so two pages whose numbers differ show bits that only one of them sets, on both
+    sides (:meth:`.rule.Rule.numbers_differ`); a copy that only gained numbers (a layout's
+    prices beside the article) shows them on one side."""
     distinct = sorted(set(numbers))
     if not distinct:
         return 0
-    return _minhash_from(feature_hashes(distinct), np.ones(len(distinct), dtype=np.float64))
+    places = _mix(feature_hashes(distinct) ^ _NUMBER_SALT) >> np.uint64(64 - _BIN_BITS)
+    return int(np.bitwise_or.reduce(np.left_shift(np.uint64(1), places)))
 
 
 @dataclass(frozen=True)
 class PageSignature:
     """What the index keeps of a page to decide on it: the 64-bit ``fingerprint``, the hashes
     of its longest ``sentences``, its count of content ``words`` (with its data tables'
-    words that the chrome filter left out), the sketch and count of its
-    content ``numbers``, and the sketch of its ``shingles`` (:func:`shingles_sketch`).
+    words that the chrome filter left out), the bits and count of its content ``numbers``
+    (:func:`numbers_bits`), and the sketch of its ``shingles`` (:func:`shingles_sketch`).
     Picklable; compared with :meth:`is_near_duplicate`."""
 
     fingerprint: int
@@ -187,7 +192,7 @@ def page_signature(
         # as stored (pack): an index decides with the counts it keeps, so a page is decided
         # alike before and after it is stored, on LMDB and on Redis (whose script reads them)
         words=min(words + tables, 0xFFFFFFFF),
-        numbers=numbers_sketch(numbers),
+        numbers=numbers_bits(numbers),
         number_count=min(len(set(numbers)), 0xFFFF),
         shingles=shingles_sketch(in_order),
     )
