@@ -36,6 +36,11 @@ from scrapy_simhash.text.extract import TRAFILATURA_OPTIONS  # noqa: E402
 FOUND = 0.8
 
 
+def page_words(html: str, group: str) -> list[str]:
+    """The words of a short page's HTML (its tags left out), as :func:`found` looks for them."""
+    return [w for w in V.split_words(re.sub("<[^>]+>", " ", html), group) if V.is_word(w)]
+
+
 def found(text: str | None, words: list[str], group: str) -> bool:
     have = set(V.split_words(text or "", group))
     return sum(w in have for w in words) >= FOUND * len(words)
@@ -59,11 +64,7 @@ def main() -> None:
             continue
         for kind in ("product", "match"):
             content = V.numbers_page(kind, page.group, (1, 2, 3), random.Random(args.seed + i))
-            words = [
-                w
-                for w in V.split_words(re.sub("<[^>]+>", " ", content[1]), page.group)
-                if V.is_word(w)
-            ]
+            words = page_words(content[1], page.group)
             body, url = builder.moved_page(f"{kind}-{i}", page.rid, content)
             ours = found(extract_text(body, url=url), words, page.group)
             alone = found(
