@@ -189,7 +189,7 @@ if CONFIG.get("profile"):
     from scrapy_simhash.crawl.middleware import SimhashMiddleware
     from scrapy_simhash.crawl.pipeline import SimhashPipeline
 
-    pages.extract_text = timed("extract", pages.extract_text)
+    pages.extract_page = timed("extract", pages.extract_page)
     # the page signature: the fingerprint and the second signal (what the crawl computes)
     pages.page_signature = timed("fingerprint", pages.page_signature)
     dedup.DedupService.check = timed("index", dedup.DedupService.check)

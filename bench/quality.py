@@ -2,8 +2,9 @@
 
 Reads the real pages of ``../shared/corpus`` (or ``$SIMHASH_CORPUS``; skips cleanly where it
 is absent). Every variant is a whole HTML page built from a corpus page (``_variants.py``)
-and goes through ``extract_text(body, url, encoding=...)`` exactly as the crawl's middleware
-does (``scrapy_simhash.crawl.pages.PageWork``), then ``page_signature`` with
+and goes through ``extract_page(body, url, encoding=..., listings=True)`` exactly as the
+crawl's middleware does (``scrapy_simhash.crawl.pages.PageWork``; a listing page, which shows
+several posts whole, is skipped by a crawl and has no text here), then ``page_signature`` with
 ``Fingerprinter(min_words=20)``; the original is extracted from its own bytes and charset.
 The article of a page is its element located by the corpus's reference text (the smallest
 element holding 85% of it).
@@ -107,7 +108,7 @@ import _variants as V
 import lxml.html
 from _corpus import ROOT, Page, load_pages, require_corpus
 
-from scrapy_simhash import FINGERPRINT_VERSION, Fingerprinter, extract_text, hamming
+from scrapy_simhash import FINGERPRINT_VERSION, Fingerprinter, extract_page, hamming
 from scrapy_simhash.text import extract as extract_module
 from scrapy_simhash.text.rule import DEFAULT_RULE, Rule
 from scrapy_simhash.text.signature import page_signature
@@ -217,7 +218,8 @@ LAYOUTS_PER_ARTICLE = 2
 
 
 class Extractor:
-    """``extract_text`` as the crawl calls it, memoized by the page's bytes on disk."""
+    """``extract_page`` as the crawl calls it (a listing has no text), memoized by the page's
+    bytes on disk."""
 
     def __init__(self, fast: bool) -> None:
         self.fast = fast
@@ -232,7 +234,9 @@ class Extractor:
         k = key.hexdigest()
         if k not in self.memo:
             t0 = time.perf_counter()
-            self.memo[k] = extract_text(body, url, encoding=encoding, fast=self.fast)
+            self.memo[k] = extract_page(
+                body, url, encoding=encoding, fast=self.fast, listings=True
+            ).text
             self.seconds += time.perf_counter() - t0
             self.calls += 1
         return self.memo[k]

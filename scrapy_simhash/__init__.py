@@ -31,6 +31,8 @@ if TYPE_CHECKING:
         FINGERPRINT_VERSION,
         Fingerprinter,
         PageSignature,
+        PageText,
+        extract_page,
         extract_text,
         hamming,
         page_signature,
@@ -40,8 +42,9 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_TEXT_NAMES = ("FINGERPRINT_VERSION", "Fingerprinter", "PageSignature", "extract_text",
-               "hamming", "page_signature", "simhash", "text_signature")  # fmt: skip
+_TEXT_NAMES = ("FINGERPRINT_VERSION", "Fingerprinter", "PageSignature", "PageText",
+               "extract_page", "extract_text", "hamming", "page_signature", "simhash",
+               "text_signature")  # fmt: skip
 _SUBPACKAGES = frozenset({"cli", "commands", "crawl", "index", "text"})
 #: The module each public name is imported from, on first use.
 _PUBLIC = {
@@ -61,9 +64,11 @@ __all__ = [
     "Match",
     "NearDuplicate",
     "PageSignature",
+    "PageText",
     "SimhashIndex",
     "SimhashMiddleware",
     "SimhashPipeline",
+    "extract_page",
     "extract_text",
     "hamming",
     "page_signature",

@@ -67,6 +67,7 @@ def test_values_from_the_command_line_are_strings():
                 "SIMHASH_FSYNC": "false",
                 "SIMHASH_FAST": "yes",
                 "SIMHASH_NUMBERS": "no",
+                "SIMHASH_SKIP_LISTINGS": "0",
                 "SIMHASH_ON_INDEX_ERROR": " Skip ",
                 "SIMHASH_DROP_RECORDS": "off",
                 "SIMHASH_DROP_RECORDS_MAX": "5_000",
@@ -92,6 +93,7 @@ def test_values_from_the_command_line_are_strings():
         fsync=False,
         fast=True,
         numbers=False,
+        skip_listings=False,
         drop_records=False,
         drop_records_max=5000,
         on_index_error="skip",
@@ -194,6 +196,11 @@ def test_simhash_dir_may_be_a_path():
             "SIMHASH_DROP_RECORDS",
             "some",
             "SIMHASH_DROP_RECORDS must be a boolean (True/False, 1/0), got 'some'",
+        ),
+        (
+            "SIMHASH_SKIP_LISTINGS",
+            "listings",
+            "SIMHASH_SKIP_LISTINGS must be a boolean (True/False, 1/0), got 'listings'",
         ),
         (
             "SIMHASH_DROP_RECORDS_MAX",

@@ -663,22 +663,28 @@ def blog(routes):
 
 @pytest.mark.parametrize("components", [MIDDLEWARE, PIPELINE, BOTH], ids=["mw", "pipe", "both"])
 @deferred_f_from_coro_f
-async def test_listings_let_through_by_their_url_drop_none_of_their_posts(
-    site, tmp_path, blog, components
-):
-    """A home page showing whole posts extracts to its first post: crawled first, it drops
-    that post's own page (the spider never parses it). With SIMHASH_SKIP_URLS matching the
-    home page, it is let through unchecked and unstored, and every post is kept."""
+async def test_listings_drop_none_of_their_posts(site, tmp_path, blog, components):
+    """A home page showing whole posts extracts to its first post: checked and stored, it
+    drops that post's own page when that comes later (the spider never parses it). It is
+    found to be a listing and let through unchecked and unstored, and every post is kept;
+    with SIMHASH_SKIP_LISTINGS off, SIMHASH_SKIP_URLS lets it through by its URL."""
     start = "/blog/"
-    result = await crawl(components, tmp_path / "plain", site, start, spider=BlogSpider)
+    result = await crawl(components, tmp_path / "default", site, start, spider=BlogSpider)
+    assert sorted(paths(site, result.kept)) == ["/blog/", *sorted(_POSTS)]
+    assert result.simhash["simhash/skipped/listing"] == 1
+    assert result.simhash["simhash/unique"] == 3
+    assert "simhash/duplicate" not in result.simhash
+
+    checked = {**components, "SIMHASH_SKIP_LISTINGS": False}
+    result = await crawl(checked, tmp_path / "checked", site, start, spider=BlogSpider)
     listing = extract_text(blog["/blog/"][2]) or ""
     firsts = [paragraphs[0] for _, paragraphs in _POSTS.values()]
     assert [first in listing for first in firsts] == [True, False, False]
     assert result.simhash["simhash/duplicate"] == 1
     assert sorted(paths(site, result.kept)) == ["/blog/", "/blog/ferry.html", "/blog/market.html"]
 
-    skipped = {**components, "SIMHASH_SKIP_URLS": [r"/blog/$"]}
-    result = await crawl(skipped, tmp_path / "skipped", site, start, spider=BlogSpider)
+    by_url = {**checked, "SIMHASH_SKIP_URLS": [r"/blog/$"]}
+    result = await crawl(by_url, tmp_path / "by_url", site, start, spider=BlogSpider)
     assert sorted(paths(site, result.kept)) == ["/blog/", *sorted(_POSTS)]
     assert result.simhash["simhash/skipped/url"] == 1
     assert result.simhash["simhash/unique"] == 3

@@ -189,6 +189,7 @@ class SimhashConfig:
     fsync: bool = True
     fast: bool = False
     numbers: bool = True
+    skip_listings: bool = True
     on_index_error: str = "stop"
     drop_records: bool = True
     drop_records_max: int = 100_000
@@ -237,6 +238,7 @@ class SimhashConfig:
             fsync=_bool(settings, "SIMHASH_FSYNC", d.fsync),
             fast=_bool(settings, "SIMHASH_FAST", d.fast),
             numbers=_bool(settings, "SIMHASH_NUMBERS", d.numbers),
+            skip_listings=_bool(settings, "SIMHASH_SKIP_LISTINGS", d.skip_listings),
             on_index_error=_choice(
                 settings, "SIMHASH_ON_INDEX_ERROR", d.on_index_error, ON_INDEX_ERROR
             ),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..text.extract import extract_text
+from ..text.extract import extract_page
 from ..text.fingerprint import Fingerprinter
 from ..text.signature import PageSignature, page_signature
 
@@ -25,6 +25,7 @@ class PageOptions:
     min_words: int = 20
     fast: bool = False
     numbers: bool = True
+    skip_listings: bool = True
 
 
 class PageWork:
@@ -36,11 +37,20 @@ class PageWork:
 
     def html(self, html: str | bytes, url: str | None, encoding: str | None = None) -> Result:
         """Signature of the main text of a page, or why there is none (bodies too large are
-        turned away before, by the caller)."""
-        text = extract_text(html, url, encoding=encoding, fast=self.options.fast)
-        if text is None:
+        turned away before, by the caller): ``"listing"`` for a page that shows several posts
+        whole, when listings are skipped."""
+        page = extract_page(
+            html,
+            url,
+            encoding=encoding,
+            fast=self.options.fast,
+            listings=self.options.skip_listings,
+        )
+        if page.is_listing:
+            return "listing"
+        if page.text is None:
             return "no_text"
-        return self.text(text)
+        return self.text(page.text)
 
     def text(self, text: str) -> Result:
         """Signature of an already extracted text, or ``"too_short"``."""

@@ -156,7 +156,9 @@ class DedupService:
         self.crawler = crawler
         self.config = config
         self.stats = crawler.stats
-        options = PageOptions(config.min_text_length, config.fast, config.numbers)
+        options = PageOptions(
+            config.min_text_length, config.fast, config.numbers, config.skip_listings
+        )
         #: The work on a page done in this process (no workers, or none could start).
         self.work = PageWork(options)
         #: Stored with every entry this crawl writes, to tell them from earlier crawls' entries.
@@ -474,6 +476,12 @@ class DedupService:
             elif signed:
                 decision = self.check(key, result, title)
             else:
+                if result == "listing":
+                    logger.debug(
+                        "Simhash let %s through unchecked and unstored: it shows several "
+                        "posts whole (a listing, SIMHASH_SKIP_LISTINGS)",
+                        key,
+                    )
                 decision = self.skip(result)
         finally:
             if ticket is not None:

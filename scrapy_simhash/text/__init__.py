@@ -8,6 +8,8 @@
   sign-in form kept in the footer), left out of the tree before extraction;
 * :mod:`.layout_tables`: tables that lay a page out (a menu in one cell, the article in
   another), read as the blocks they frame before extraction;
+* :mod:`.listing`: pages that show several posts whole (a blog's home, label and archive
+  pages), which a crawl neither checks nor stores;
 * :mod:`.segment` and :mod:`.lexicon`: words, jieba's dictionary words for Chinese, stop words;
 * :mod:`.chrome`: the lines of a text that site chrome forms, left out before the words;
 * :mod:`.wrap`: hard-wrapped lines, and a paragraph's lines broken in its HTML source, read
@@ -24,7 +26,7 @@
 Imports nothing of the index, of Scrapy or of the command line.
 """
 
-from .extract import extract_text
+from .extract import PageText, extract_page, extract_text
 from .fingerprint import FINGERPRINT_VERSION, Fingerprinter, hamming, simhash, text_signature
 from .rule import Rule
 from .signature import PageSignature, page_signature
@@ -33,7 +35,9 @@ __all__ = [
     "FINGERPRINT_VERSION",
     "Fingerprinter",
     "PageSignature",
+    "PageText",
     "Rule",
+    "extract_page",
     "extract_text",
     "hamming",
     "page_signature",

@@ -10,12 +10,13 @@ import logging
 import threading
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from .decode import binary_text, decode_html, without_surrogates
 from .headings import drop_title_line
 from .hidden import drop_hidden
 from .layout_tables import unwrap_layout_tables
+from .listing import count_posts
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,22 @@ def _demote_library_logs() -> None:
             _demoted.add(name)
 
 
+class PageText(NamedTuple):
+    """What :func:`extract_page` found in a page: its main text (``None``: none) and, when
+    asked for, how many posts it shows whole (a listing, :mod:`.listing`: 2 or more, and then
+    no text, since the text would be one of the posts)."""
+
+    text: str | None
+    posts: int = 0
+
+    @property
+    def is_listing(self) -> bool:
+        return self.posts > 0
+
+
+_NONE = PageText(None)
+
+
 def extract_text(
     html: str | bytes,
     url: str | None = None,
@@ -99,6 +116,21 @@ def extract_text(
     paragraphs into one line. A first line that only repeats the page's title is left out,
     since layouts differ in whether the headline is in the body.
     """
+    return extract_page(html, url, encoding=encoding, fast=fast, max_bytes=max_bytes).text
+
+
+def extract_page(
+    html: str | bytes,
+    url: str | None = None,
+    *,
+    encoding: str | None = None,
+    fast: bool = False,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    listings: bool = False,
+) -> PageText:
+    """:func:`extract_text`'s text of a page; with ``listings``, a page that shows several
+    posts whole (a blog's home, label and archive pages, :mod:`.listing`) is told as such,
+    with its number of posts and no text, and is not extracted (a crawl skips it)."""
     try:
         if isinstance(html, bytes | bytearray | memoryview):
             data = bytes(html)
@@ -106,7 +138,7 @@ def extract_text(
                 data = data[:max_bytes]
             text_html = decode_html(data, encoding)
             if text_html is None:
-                return None
+                return _NONE
         elif isinstance(html, str):
             # lxml stops reading at a lone surrogate, and would lose all after it
             text_html = without_surrogates(html[:max_bytes])
@@ -114,7 +146,7 @@ def extract_text(
             raise TypeError(f"extract_text() takes str or bytes, not {type(html).__name__}")
         # (isspace, not strip: no copy of a page of hundreds of KB)
         if not text_html or text_html.isspace() or binary_text(text_html[:4096]):
-            return None
+            return _NONE
         import trafilatura
 
         _demote_library_logs()
@@ -122,9 +154,11 @@ def extract_text(
         try:
             tree = trafilatura.load_html(text_html)
             if tree is None:
-                return None
+                return _NONE
             drop_hidden(tree)
             unwrap_layout_tables(tree)
+            if listings and (posts := count_posts(tree)):
+                return PageText(None, posts)
             text = trafilatura.extract(tree, url=url, fast=fast, **TRAFILATURA_OPTIONS)
         finally:
             _extracting.depth -= 1
@@ -132,7 +166,7 @@ def extract_text(
         raise
     except Exception:  # trafilatura and lxml raise many kinds on broken input
         logger.debug("Extraction failed for %s", url or "<page>", exc_info=True)
-        return None
+        return _NONE
     if not text or not text.strip():
-        return None
-    return drop_title_line(text, text_html)
+        return _NONE
+    return PageText(drop_title_line(text, text_html))
