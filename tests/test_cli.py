@@ -338,6 +338,27 @@ def test_lookup_by_url_text_and_html(capsys, index_path, files):
     assert urls(rows) == [(0, "https://example.com/terns")]
 
 
+def test_lookup_of_a_listing_says_a_crawl_skips_it(capsys, index_path, tmp_path):
+    """A page showing several posts whole is looked up by its text (one of the posts), and
+    the table says that a crawl would let it through unchecked (SIMHASH_SKIP_LISTINGS)."""
+    paragraphs = "".join(f"<p>{p}</p>" for p in ARTICLE.split("\n") if p.strip())
+    posts = "".join(
+        f'<div class="post"><h3 class="post-title"><a href="/{n}.html">Post {n}</a></h3>'
+        f'<div class="post-body">{paragraphs}</div></div>'
+        for n in range(2)
+    )
+    listing = tmp_path / "listing.html"
+    listing.write_text(f"<html><body><main>{posts}</main></body></html>", encoding="utf-8")
+    code, out, _ = run(capsys, "lookup", index_path, "--html", str(listing))
+    assert code == 0
+    assert out.splitlines()[-1] == (
+        f"{listing} shows 2 posts whole: a listing, which a crawl lets through unchecked and "
+        "unstored (SIMHASH_SKIP_LISTINGS); its text is one of its posts"
+    )
+    code, out, _ = run(capsys, "lookup", index_path, "--html", str(tmp_path / "page.html"))
+    assert "listing" not in out
+
+
 def test_lookup_jsonl_and_no_match(capsys, index_path):
     code, out, _ = run(capsys, "lookup", index_path, f"{C ^ 0xF:016x}", "--jsonl")
     assert (code, out) == (0, "")

@@ -19,7 +19,7 @@ import lmdb
 from ..index import Drop, Group, Match, SimhashIndex
 from ..index.records import signed
 from ..text.decode import looks_binary
-from ..text.extract import extract_text
+from ..text.extract import extract_page, extract_text
 from ..text.fingerprint import Fingerprinter
 from ..text.signature import PageSignature, page_signature
 from . import redis_target
@@ -283,6 +283,13 @@ def cmd_lookup(args: argparse.Namespace, out: Output) -> int:
         out.note(f"{decided.key} shares its long sentences: a near duplicate by the sentence rule")
     if not count:
         out.note(f"no stored page within {k} bits of {format_fp(fingerprint)}")
+    if args.html is not None:
+        posts = extract_page(Path(args.html).read_bytes(), listings=True).posts
+        if posts:
+            out.note(
+                f"{args.html} shows {posts} posts whole: a listing, which a crawl lets through "
+                "unchecked and unstored (SIMHASH_SKIP_LISTINGS); its text is one of its posts"
+            )
     return 0
 
 
