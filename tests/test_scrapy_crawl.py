@@ -689,3 +689,16 @@ async def test_listings_drop_none_of_their_posts(site, tmp_path, blog, component
     assert result.simhash["simhash/skipped/url"] == 1
     assert result.simhash["simhash/unique"] == 3
     assert "simhash/duplicate" not in result.simhash
+
+
+@deferred_f_from_coro_f
+async def test_worker_processes_find_listings_as_the_crawl_process_does(site, tmp_path, blog):
+    """SIMHASH_SKIP_LISTINGS reaches the worker processes, where pages are extracted."""
+    settings = {**MIDDLEWARE, "SIMHASH_WORKERS": 2}
+    result = await crawl(settings, tmp_path / "default", site, "/blog/", spider=BlogSpider)
+    assert sorted(paths(site, result.kept)) == ["/blog/", *sorted(_POSTS)]
+    assert result.simhash["simhash/skipped/listing"] == 1
+    checked = {**settings, "SIMHASH_SKIP_LISTINGS": False}
+    result = await crawl(checked, tmp_path / "checked", site, "/blog/", spider=BlogSpider)
+    assert "simhash/skipped/listing" not in result.simhash
+    assert result.simhash["simhash/duplicate"] == 1
