@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scrapy_simhash import Fingerprinter, extract_text, simhash
+from scrapy_simhash import Fingerprinter, extract_page, extract_text, simhash
 from scrapy_simhash.text.decode import decode_html
 from scrapy_simhash.text.headings import _elements, page_title
 
@@ -192,8 +192,10 @@ def test_huge_page_is_cut_at_4_mib_and_does_not_raise() -> None:
 
 
 def test_wrong_type_is_a_type_error() -> None:
-    with pytest.raises(TypeError, match="str or bytes"):
+    with pytest.raises(TypeError, match="HTML must be str or bytes, not int"):
         extract_text(123)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="HTML must be str or bytes, not list"):
+        extract_page([], listings=True)  # type: ignore[arg-type]
 
 
 # -- labels, stray bytes and cut characters ---------------------------------------------------

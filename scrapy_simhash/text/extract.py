@@ -143,7 +143,7 @@ def extract_page(
             # lxml stops reading at a lone surrogate, and would lose all after it
             text_html = without_surrogates(html[:max_bytes])
         else:
-            raise TypeError(f"extract_text() takes str or bytes, not {type(html).__name__}")
+            raise TypeError(f"a page's HTML must be str or bytes, not {type(html).__name__}")
         # (isspace, not strip: no copy of a page of hundreds of KB)
         if not text_html or text_html.isspace() or binary_text(text_html[:4096]):
             return _NONE
