@@ -34,12 +34,15 @@ from .test_example_project import ARTICLES as TITLES
 from .test_example_project import EXAMPLE, simhash_stats
 from .test_promises import AgainSpider, LateItemsSpider
 from .test_scrapy_crawl import (
+    _POSTS,
     ARTICLES,
     BOTH,
     MIDDLEWARE,
     PIPELINE,
     SITE_STATS,
+    BlogSpider,
     SiteSpider,
+    blog,  # noqa: F401 (the fixture of a blog's pages)
     crawl,
     paths,
 )
@@ -68,6 +71,20 @@ async def test_a_crawl_on_redis_decides_as_on_lmdb(site, tmp_path, redis_server,
         second = await crawl(settings, tmp_path, site)
         assert second.kept == []
         assert second.simhash["simhash/duplicate"] == 11
+
+
+@pytest.mark.usefixtures("blog")
+@deferred_f_from_coro_f
+async def test_a_listing_is_neither_checked_nor_stored_on_redis(site, tmp_path, redis_server, key):
+    """A blog's home page showing its posts whole is let through as on LMDB: every post is
+    kept, and the index holds the posts alone."""
+    settings = {**BOTH, **redis_settings(redis_server.url, key)}
+    result = await crawl(settings, tmp_path, site, "/blog/", spider=BlogSpider)
+    assert sorted(paths(site, result.kept)) == ["/blog/", *sorted(_POSTS)]
+    assert result.simhash["simhash/skipped/listing"] == 1
+    assert result.simhash["simhash/unique"] == 3
+    with RedisIndex(redis_server.url, f"{key}:blog") as index:
+        assert sorted(index.keys()) == sorted(site.url(p) for p in _POSTS)
 
 
 def _drops_logged(caplog, site) -> dict[str, tuple[str, str]]:
