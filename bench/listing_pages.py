@@ -49,8 +49,7 @@ from _corpus import load_pages, reference_texts, require_corpus  # noqa: E402
 from scrapy_simhash import extract_page, page_signature  # noqa: E402
 from scrapy_simhash.index import SimhashIndex  # noqa: E402
 from scrapy_simhash.text.decode import decode_html  # noqa: E402
-from scrapy_simhash.text.hidden import drop_hidden  # noqa: E402
-from scrapy_simhash.text.layout_tables import unwrap_layout_tables  # noqa: E402
+from scrapy_simhash.text.extract import prepared_tree  # noqa: E402
 from scrapy_simhash.text.listing import count_posts  # noqa: E402
 
 LAYOUTS = ("blogger", "wordpress")
@@ -131,18 +130,12 @@ def trial(posts: list[str], zh: bool, host: str, layout: str, skip_listings: boo
 
 def real_pages(passes: int) -> None:
     """The corpus's pages found to be listings, and the time finding them takes beside the
-    extraction's."""
-    import trafilatura
-
+    extraction's (each page's tree prepared as ``extract_page`` prepares it)."""
     pages = load_pages()
     trees = []
     for page in pages:
         text_html = decode_html(page.raw, page.encoding)
-        tree = trafilatura.load_html(text_html) if text_html else None
-        if tree is not None:
-            drop_hidden(tree)
-            unwrap_layout_tables(tree)
-        trees.append(tree)
+        trees.append(prepared_tree(text_html) if text_html else None)
     found = [(p, count_posts(t)) for p, t in zip(pages, trees, strict=True) if t is not None]
     listings = [(p, n) for p, n in found if n]
     print(f"\n{len(pages)} real pages: {len(listings)} found to be listings")

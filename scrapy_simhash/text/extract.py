@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from lxml.html import HtmlElement
+
 from .decode import binary_text, decode_html, without_surrogates
 from .headings import drop_title_line
 from .hidden import drop_hidden
@@ -92,6 +94,19 @@ class PageText(NamedTuple):
 _NONE = PageText(None)
 
 
+def prepared_tree(text_html: str) -> HtmlElement | None:
+    """The tree that extraction reads of a page's decoded HTML (``None``: none): parsed as
+    trafilatura parses it, what the markup hides left out (:mod:`.hidden`), layout tables
+    read as the blocks they frame (:mod:`.layout_tables`)."""
+    import trafilatura
+
+    tree = trafilatura.load_html(text_html)
+    if tree is not None:
+        drop_hidden(tree)
+        unwrap_layout_tables(tree)
+    return tree
+
+
 def extract_text(
     html: str | bytes,
     url: str | None = None,
@@ -152,11 +167,9 @@ def extract_page(
         _demote_library_logs()
         _extracting.depth = getattr(_extracting, "depth", 0) + 1
         try:
-            tree = trafilatura.load_html(text_html)
+            tree = prepared_tree(text_html)
             if tree is None:
                 return _NONE
-            drop_hidden(tree)
-            unwrap_layout_tables(tree)
             if listings and (posts := count_posts(tree)):
                 return PageText(None, posts)
             text = trafilatura.extract(tree, url=url, fast=fast, **TRAFILATURA_OPTIONS)
