@@ -237,24 +237,28 @@ def _not_stored(args: argparse.Namespace) -> CliError:
     )
 
 
-def _query_signature(args: argparse.Namespace, index: SimhashIndex) -> int | PageSignature:
+def _query_signature(
+    args: argparse.Namespace, index: SimhashIndex
+) -> tuple[int | PageSignature, int]:
     """The fingerprint looked up, or the page signature when there is one (a page, or a
-    URL stored with one)."""
+    URL stored with one); and, of an ``--html`` page that shows several posts whole (a
+    listing, which a crawl skips), its number of posts (else 0)."""
     if args.url is not None:
         found = index.get(args.url) or index.dropped(args.url)
         if found is None:
             raise _not_stored(args)
         if isinstance(found, Match):
-            return index.signature(args.url) or found.fingerprint
-        return found.fingerprint
+            return index.signature(args.url) or found.fingerprint, 0
+        return found.fingerprint, 0
     if args.html is not None or args.text is not None:
         path = args.html if args.html is not None else args.text
         numbers = getattr(index, "numbers", True)  # as the index's pages were signed
-        signature, _, reason = _sign_file(path, html=args.html is not None, numbers=numbers)
+        html = args.html is not None
+        signature, _, reason, posts = _sign_file(path, html, numbers=numbers, listings=html)
         if signature is None:
             raise CliError(f"{path}: {reason}, no fingerprint")
-        return signature
-    return parse_fp(args.fingerprint)
+        return signature, posts
+    return parse_fp(args.fingerprint), 0
 
 
 def cmd_lookup(args: argparse.Namespace, out: Output) -> int:
@@ -264,7 +268,7 @@ def cmd_lookup(args: argparse.Namespace, out: Output) -> int:
     if args.url is not None:
         _check_url(args.url, "--url")
     with open_index(args.index) as index:
-        signature = _query_signature(args, index)
+        signature, posts = _query_signature(args, index)
         fingerprint = signed(signature)[0]
         k = _distance(index, args.k)
         matches = index.query(fingerprint, k)
@@ -283,13 +287,11 @@ def cmd_lookup(args: argparse.Namespace, out: Output) -> int:
         out.note(f"{decided.key} shares its long sentences: a near duplicate by the sentence rule")
     if not count:
         out.note(f"no stored page within {k} bits of {format_fp(fingerprint)}")
-    if args.html is not None:
-        posts = extract_page(Path(args.html).read_bytes(), listings=True).posts
-        if posts:
-            out.note(
-                f"{args.html} shows {posts} posts whole: a listing, which a crawl lets through "
-                "unchecked and unstored (SIMHASH_SKIP_LISTINGS); its text is one of its posts"
-            )
+    if posts:
+        out.note(
+            f"{args.html} shows {posts} posts whole: a listing, which a crawl lets through "
+            "unchecked and unstored (SIMHASH_SKIP_LISTINGS); its text is one of its posts"
+        )
     return 0
 
 
@@ -417,15 +419,17 @@ def cmd_clusters(args: argparse.Namespace, out: Output) -> int:
 
 def _fingerprint_file(path: str, html: bool) -> tuple[int | None, int, str | None]:
     """(fingerprint or None, content words, why there is none)."""
-    signature, words, reason = _sign_file(path, html)
+    signature, words, reason, _ = _sign_file(path, html)
     return (None if signature is None else signature.fingerprint), words, reason
 
 
 def _sign_file(
-    path: str, html: bool, numbers: bool = True
-) -> tuple[PageSignature | None, int, str | None]:
-    """(page signature or None, content words, why there is none), numbers features unless
-    ``numbers`` is False."""
+    path: str, html: bool, numbers: bool = True, listings: bool = False
+) -> tuple[PageSignature | None, int, str | None, int]:
+    """(page signature or None, content words, why there is none, posts), numbers features
+    unless ``numbers`` is False; with ``listings``, posts is the number of posts an HTML page
+    shows whole when it is a listing (else 0), and the page is signed all the same, by the
+    text extraction gives it."""
     try:
         data = Path(path).read_bytes()
     except FileNotFoundError:
@@ -433,16 +437,26 @@ def _sign_file(
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not html and looks_binary(data):
-        return None, 0, "not text (binary bytes)"
-    text = extract_text(data) if html else data.decode("utf-8", errors="replace")
+        return None, 0, "not text (binary bytes)", 0
+    posts = 0
+    if not html:
+        text: str | None = data.decode("utf-8", errors="replace")
+    elif listings:
+        page = extract_page(data, listings=True)
+        posts = page.posts
+        # a listing is not extracted by the look: extracted now, as the crawl would without it
+        text = extract_text(data) if page.is_listing else page.text
+    else:
+        text = extract_text(data)
     if text is None:
-        return None, 0, "no main text"
+        return None, 0, "no main text", posts
     fingerprinter = Fingerprinter(numbers=numbers)
     words = len(fingerprinter.content_words(text))
     signature = page_signature(text, fingerprinter)
     if signature is None:
-        return None, words, f"too short ({words} content words, {fingerprinter.min_words} needed)"
-    return signature, words, None
+        needed = fingerprinter.min_words
+        return None, words, f"too short ({words} content words, {needed} needed)", posts
+    return signature, words, None, posts
 
 
 def _fingerprint_rows(paths: Iterable[str], html: bool) -> Iterator[dict[str, Any]]:
