@@ -9,7 +9,7 @@ import trafilatura
 from scrapy_simhash import PageSignature, extract_page, extract_text
 from scrapy_simhash.crawl.pages import PageOptions, PageWork
 from scrapy_simhash.text.chrome import line_size
-from scrapy_simhash.text.listing import MIN_POST_WORDS, count_posts, is_listing
+from scrapy_simhash.text.listing import MIN_POST_WORDS, count_posts
 
 POSTS = [
     (
@@ -252,7 +252,7 @@ def test_a_post_body_inside_another_counts_once() -> None:
 
 
 def test_a_page_without_a_body_or_a_tree_is_no_listing() -> None:
-    assert not is_listing(tree_of("<html><body><p>Just a line.</p></body></html>"))
+    assert count_posts(tree_of("<html><body><p>Just a line.</p></body></html>")) == 0
     assert extract_page(b"", listings=True).posts == 0
     assert extract_page(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8, listings=True).posts == 0
 

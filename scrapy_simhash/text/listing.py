@@ -61,11 +61,6 @@ def count_posts(tree: HtmlElement) -> int:
     return best if best >= MIN_POSTS else 0
 
 
-def is_listing(tree: HtmlElement) -> bool:
-    """Whether ``tree`` shows :data:`MIN_POSTS` posts or more whole (:func:`count_posts`)."""
-    return count_posts(tree) >= MIN_POSTS
-
-
 def _titled_posts(elements: list[HtmlElement]) -> int:
     """How many of ``elements`` (the elements of one class) are posts shown whole: not inside
     another of them, of :data:`MIN_POST_WORDS` words or more, under a title linking away."""
