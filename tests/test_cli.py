@@ -338,9 +338,8 @@ def test_lookup_by_url_text_and_html(capsys, index_path, files):
     assert urls(rows) == [(0, "https://example.com/terns")]
 
 
-def test_lookup_of_a_listing_says_a_crawl_skips_it(capsys, index_path, tmp_path):
-    """A page showing several posts whole is looked up by its text (one of the posts), and
-    the table says that a crawl would let it through unchecked (SIMHASH_SKIP_LISTINGS)."""
+def _listing(tmp_path: Path) -> Path:
+    """A blog's home page showing two posts whole, each under a title linking to its page."""
     paragraphs = "".join(f"<p>{p}</p>" for p in ARTICLE.split("\n") if p.strip())
     posts = "".join(
         f'<div class="post"><h3 class="post-title"><a href="/{n}.html">Post {n}</a></h3>'
@@ -349,6 +348,13 @@ def test_lookup_of_a_listing_says_a_crawl_skips_it(capsys, index_path, tmp_path)
     )
     listing = tmp_path / "listing.html"
     listing.write_text(f"<html><body><main>{posts}</main></body></html>", encoding="utf-8")
+    return listing
+
+
+def test_lookup_of_a_listing_says_a_crawl_skips_it(capsys, index_path, tmp_path):
+    """A page showing several posts whole is looked up by its text (one of the posts), and
+    the table says that a crawl would let it through unchecked (SIMHASH_SKIP_LISTINGS)."""
+    listing = _listing(tmp_path)
     code, out, _ = run(capsys, "lookup", index_path, "--html", str(listing))
     assert code == 0
     assert out.splitlines()[-1] == (
@@ -601,12 +607,14 @@ def test_fingerprint_files(capsys, files):
             "fingerprint": f"{_fp(ARTICLE):016x}",
             "words": 58,
             "reason": None,
+            "posts": 0,
         },
         {
             "file": str(files["short"]),
             "fingerprint": None,
             "words": 2,
             "reason": "too short (2 content words, 20 needed)",
+            "posts": 0,
         },
     ]
     code, out, _ = run(capsys, "fingerprint", "--html", str(files["html"]))
@@ -620,6 +628,27 @@ def test_fingerprint_files(capsys, files):
     # files on either side of an option are all read, in the order given
     rows = run_json(capsys, "fingerprint", str(files["text"]), "--json", str(files["short"]))
     assert [row["file"] for row in rows] == [str(files["text"]), str(files["short"])]
+
+
+def test_fingerprint_of_a_listing_says_a_crawl_skips_it(capsys, files, tmp_path):
+    """A page showing several posts whole has the fingerprint of its text (one of its
+    posts), with its posts counted in the row, and the table says that a crawl lets it
+    through unchecked; a page of one article, and a text file, count none."""
+    listing = _listing(tmp_path)
+    page = files["html"]
+    rows = run_json(capsys, "fingerprint", "--html", str(listing), str(page))
+    assert isinstance(rows, list)
+    assert [(row["posts"], row["reason"]) for row in rows] == [(2, None), (0, None)]
+    assert rows[0]["fingerprint"] == f"{_fp(extract_text(listing.read_bytes()) or ''):016x}"
+    code, out, _ = run(capsys, "fingerprint", "--html", str(listing), str(page))
+    assert code == 0
+    assert out.splitlines()[3:] == [
+        f"{listing} shows 2 posts whole: a listing, which a crawl lets through unchecked and "
+        "unstored (SIMHASH_SKIP_LISTINGS); its text is one of its posts"
+    ]
+    rows = run_json(capsys, "fingerprint", str(listing))  # as text, its markup is words
+    assert isinstance(rows, list)
+    assert rows[0]["posts"] == 0
 
 
 PRICED = (
@@ -847,7 +876,9 @@ def test_fingerprint_html_without_text(capsys, tmp_path):
     empty = tmp_path / "empty.html"
     empty.write_text("<html><body></body></html>", encoding="utf-8")
     rows = run_json(capsys, "fingerprint", "--html", str(empty))
-    assert rows == [{"file": str(empty), "fingerprint": None, "words": 0, "reason": "no main text"}]
+    assert rows == [
+        {"file": str(empty), "fingerprint": None, "words": 0, "reason": "no main text", "posts": 0}
+    ]
     code, out, err = run(capsys, "fingerprint", str(tmp_path / "nope.txt"))
     assert out == ""
     assert code == 1

@@ -288,11 +288,15 @@ def cmd_lookup(args: argparse.Namespace, out: Output) -> int:
     if not count:
         out.note(f"no stored page within {k} bits of {format_fp(fingerprint)}")
     if posts:
-        out.note(
-            f"{args.html} shows {posts} posts whole: a listing, which a crawl lets through "
-            "unchecked and unstored (SIMHASH_SKIP_LISTINGS); its text is one of its posts"
-        )
+        out.note(_listing_note(args.html, posts))
     return 0
+
+
+def _listing_note(path: str, posts: int) -> str:
+    return (
+        f"{path} shows {posts} posts whole: a listing, which a crawl lets through unchecked "
+        "and unstored (SIMHASH_SKIP_LISTINGS); its text is one of its posts"
+    )
 
 
 def _dropped_by_sentences(index: SimhashIndex, url: str) -> Match | None:
@@ -417,12 +421,6 @@ def cmd_clusters(args: argparse.Namespace, out: Output) -> int:
 # -- fingerprint ---------------------------------------------------------------------------
 
 
-def _fingerprint_file(path: str, html: bool) -> tuple[int | None, int, str | None]:
-    """(fingerprint or None, content words, why there is none)."""
-    signature, words, reason, _ = _sign_file(path, html)
-    return (None if signature is None else signature.fingerprint), words, reason
-
-
 def _sign_file(
     path: str, html: bool, numbers: bool = True, listings: bool = False
 ) -> tuple[PageSignature | None, int, str | None, int]:
@@ -459,14 +457,21 @@ def _sign_file(
     return signature, words, None, posts
 
 
-def _fingerprint_rows(paths: Iterable[str], html: bool) -> Iterator[dict[str, Any]]:
+def _fingerprint_rows(
+    paths: Iterable[str], html: bool, listings: list[tuple[str, int]]
+) -> Iterator[dict[str, Any]]:
+    """A row for each file; ``listings`` gets each HTML page that shows several posts whole
+    (a listing, which a crawl skips) and its number of posts."""
     for path in paths:
-        fingerprint, words, reason = _fingerprint_file(path, html)
+        signature, words, reason, posts = _sign_file(path, html, listings=html)
+        if posts:
+            listings.append((path, posts))
         yield {
             "file": path,
-            "fingerprint": None if fingerprint is None else format_fp(fingerprint),
+            "fingerprint": None if signature is None else format_fp(signature.fingerprint),
             "words": words,
             "reason": reason,
+            "posts": posts,
         }
 
 
@@ -479,7 +484,10 @@ def cmd_fingerprint(args: argparse.Namespace, out: Output) -> int:
         if not os.access(path, os.R_OK):
             raise CliError(f"cannot read {path}: permission denied")
     columns = [("fingerprint", 16), ("words", 7), ("file", 0)]
-    out.write_rows(columns, _fingerprint_rows(args.files, args.html))
+    listings: list[tuple[str, int]] = []
+    out.write_rows(columns, _fingerprint_rows(args.files, args.html, listings))
+    for path, posts in listings:
+        out.note(_listing_note(path, posts))
     return 0
 
 
