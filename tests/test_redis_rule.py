@@ -364,10 +364,11 @@ def test_a_long_texts_few_numbers_veto_nothing_on_redis(redis_server, key, tmp_p
 
 
 def test_each_page_must_hold_numbers_the_other_lacks_on_redis(redis_server, key, tmp_path):
-    """``Rule.numbers_own`` (version 17): the numbers veto speaks when each page holds two
-    numbers or more that the other lacks (bits of its numbers' set the other's does not
-    set), counted over both 32-bit halves of the set on the script as in Python; a page that
-    only gained numbers, or holds one of its own, is not refused by them."""
+    """``Rule.numbers_own`` and ``numbers_own_both``: the numbers veto speaks when each page
+    holds a number that the other lacks (a bit of its numbers' set the other's does not
+    set), and both three or more, counted over both 32-bit halves of the set on the script
+    as in Python; a page that only gained numbers, or holds one of its own on each side, is
+    not refused by them."""
     fp = 0xF0F0_F0F0_F0F0_F0F0  # far from the guard's pages (_both_decide)
     numbers = 0x0000_0FFF_0000_0FFF  # 24 numbers, 12 in each half
     stored = PageSignature(fp, tuple(range(1, 9)), 1000, numbers, 24, 0)
@@ -383,6 +384,8 @@ def test_each_page_must_hold_numbers_the_other_lacks_on_redis(redis_server, key,
         "two each": page((numbers & ~(lo | lo << 1)) | 0b11 << 20),
         "two each, across the halves": page((numbers & ~(lo | hi)) | 1 << 20 | 1 << 52),
         "two and one": page((numbers & ~(lo | hi)) | 1 << 20),
+        "one and two": page((numbers & ~lo) | 1 << 20 | 1 << 52),
+        "two gained, none lost": page(numbers | 1 << 20 | 1 << 52),
     }
     expected = {
         "gained": "hamming",
@@ -390,7 +393,9 @@ def test_each_page_must_hold_numbers_the_other_lacks_on_redis(redis_server, key,
         "one each": "hamming",
         "two each": None,
         "two each, across the halves": None,
-        "two and one": "hamming",
+        "two and one": None,
+        "one and two": None,
+        "two gained, none lost": "hamming",
     }
     _both_decide(redis_server.url, key, tmp_path, stored, 99, pages, expected)
     assert [DEFAULT_RULE.numbers_differ(p, stored) for p in pages.values()] == [

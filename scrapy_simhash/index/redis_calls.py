@@ -68,6 +68,7 @@ RULE_FIELDS = (
     "runs_same",
     "numbers_min",
     "numbers_own",
+    "numbers_own_both",
     "numbers_dense",
     "numbers_share",
     "numbers_held",

@@ -390,7 +390,8 @@ local function rule_decide(page, stored, counted)
     -- each page's numbers that the other lacks (Rule.numbers_differ)
     local own_p = pop(band(page.nl, bnot(stored.nl))) + pop(band(page.nh, bnot(stored.nh)))
     local own_s = pop(band(stored.nl, bnot(page.nl))) + pop(band(stored.nh, bnot(page.nh)))
-    if own_p >= R.numbers_own and own_s >= R.numbers_own then
+    if own_p >= R.numbers_own and own_s >= R.numbers_own
+        and own_p + own_s >= R.numbers_own_both then
       if (page.nc >= R.numbers_dense * page.words and stored.nc >= R.numbers_dense * stored.words
           and page.nc <= R.numbers_held and stored.nc <= R.numbers_held)
         or (own_p >= R.numbers_share * (pop(page.nl) + pop(page.nh))

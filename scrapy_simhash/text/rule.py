@@ -80,7 +80,9 @@ numbers or more, in like amounts (the fewer at least :attr:`Rule.numbers_ratio` 
 more), the pages are of like length (the shorter has at least :attr:`Rule.numbers_length` of
 the longer's words), both hold at least :attr:`Rule.numbers_density` content numbers a word
 (one in 200), and each holds :attr:`Rule.numbers_own` numbers or more that the other lacks,
-as their numbers' bits tell (:func:`.signature.numbers_bits`): two product pages or match
+and the two :attr:`Rule.numbers_own_both` between them (one on each side is a copy whose
+extraction lost a number and gained one, or one product at another price), as their
+numbers' bits tell (:func:`.signature.numbers_bits`): two product pages or match
 reports share their words and their prose, not their numbers, and a product's other
 configuration differs from it in its price and a spec or two. That is enough where numbers
 are much of what both pages say (:attr:`Rule.numbers_dense`, one in 50 words) and few enough
@@ -172,7 +174,14 @@ class Rule:
     #: ... and vetoes when each page's numbers set at least this many bits that the other's
     #: do not (version 17; before, their one-bit minhashes differing in more than 20 bits,
     #: which let a product's other configurations through)...
-    numbers_own: int = 2
+    numbers_own: int = 1
+    #: ... and both pages together at least this many: one on one side and two on the other
+    #: is as sure a sign as two on each (which version 17 asked), since a number's bit is
+    #: already set by the other page's numbers about a quarter of the time (20 numbers in
+    #: 64 bits), so that a configuration with two or three other numbers rarely showed two on
+    #: each side; one on each (a copy's extraction lost a number and gained one, or the same
+    #: product at another price) is not enough...
+    numbers_own_both: int = 3
     #: ... when both pages hold this many content numbers a word or more (one in 50: a
     #: product page, a score sheet, whose numbers are much of what it says); sparser pages
     #: only when each page's bits of its own are at least ``numbers_share`` of its bits (its
@@ -337,7 +346,7 @@ class Rule:
         if any(page.number_count < self.numbers_density * page.words for page in (a, b)):
             return False  # a few numbers in a long text: not what the page says
         own_a, own_b = (a.numbers & ~b.numbers).bit_count(), (b.numbers & ~a.numbers).bit_count()
-        if own_a < self.numbers_own or own_b < self.numbers_own:
+        if min(own_a, own_b) < self.numbers_own or own_a + own_b < self.numbers_own_both:
             return False
         if all(
             self.numbers_dense * page.words <= page.number_count <= self.numbers_held
