@@ -176,11 +176,11 @@ class Rule:
     #: which let a product's other configurations through)...
     numbers_own: int = 1
     #: ... and both pages together at least this many: one on one side and two on the other
-    #: is as sure a sign as two on each (which version 17 asked), since a number's bit is
-    #: already set by the other page's numbers about a quarter of the time (20 numbers in
-    #: 64 bits), so that a configuration with two or three other numbers rarely showed two on
-    #: each side; one on each (a copy's extraction lost a number and gained one, or the same
-    #: product at another price) is not enough...
+    #: says about as much as two on each (which version 17 first asked), since a number's
+    #: bit is already set by the other page's numbers about a quarter of the time (20
+    #: numbers in 64 bits), so that a configuration with two other numbers showed two on each
+    #: side less than half the time; one on each (a copy's extraction lost a number and
+    #: gained one, or the same product at another price) is not enough...
     numbers_own_both: int = 3
     #: ... when both pages hold this many content numbers a word or more (one in 50: a
     #: product page, a score sheet, whose numbers are much of what it says); sparser pages
