@@ -17,7 +17,7 @@ what the veto contributes. Pairs whose product text is not in the extraction (th
 chrome read instead, ``bench/short_pages.py``) are counted apart: no rule can tell those.
 
     .venv/bin/python bench/product_variants.py           # about 2 minutes
-    .venv/bin/python bench/product_variants.py --rule '{"numbers_own": 3}'
+    .venv/bin/python bench/product_variants.py --rule '{"numbers_own": 2}'
 """
 
 from __future__ import annotations

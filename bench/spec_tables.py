@@ -12,8 +12,9 @@ cell (``docs/quality.md``, "Product pages: spec tables").
 Each product is a description (the first 80-140 words, or 200-400 characters in Chinese, of
 a reference text of the corpus) in a shop's HTML page, with a spec table of ten rows and a
 price; its sibling has the same description and other values in every row ("all specs"), or
-in two rows with the same price ("two specs": told apart since version 17 when each holds
-two numbers the other lacks, which the 64 bits of their numbers' sets may not show). The
+in two rows with the same price ("two specs": told apart since version 17 when each holds a
+number the other lacks and both three, which the 64 bits of their numbers' sets may not
+show). The
 duplicates beside them are the same product's page crawled again (its views counter changed)
 and the same product in a second shop's layout. Every page goes through ``extract_text`` and
 ``page_signature`` as a crawl's do, and each pair is decided by the default rule
