@@ -42,6 +42,7 @@ from .test_scrapy_crawl import (
     crawl,
     paths,
 )
+from .test_signature import _configuration_page
 
 
 class RenamedFieldsSpider(SiteSpider):
@@ -676,6 +677,60 @@ async def test_a_shops_returns_policy_drops_at_most_two_of_its_products(site, tm
     assert len(result.kept) == len(_GOODS) - 2
     assert result.simhash["simhash/duplicate"] == 2
     assert result.simhash["simhash/duplicate/by/sentences"] == 2
+
+
+#: A product's configurations (price, memory GB, storage GB): each pair holds numbers of its
+#: own that the numbers veto reads, two of them (the first with the third and the fifth) a
+#: number of its own on one side and two on the other.
+_CONFIGURATIONS = (
+    ("$1,299", 16, 512),
+    ("$1,699", 32, 1024),
+    ("$1,399", 16, 2048),
+    ("$1,099", 8, 256),
+    ("$1,599", 32, 512),
+)
+
+
+@deferred_f_from_coro_f
+async def test_a_products_configurations_are_kept_and_its_copies_dropped(site, tmp_path, routes):
+    """A shop's product in five configurations, each its own page (the same description and
+    spec table, another price and a spec or two): a crawl keeps every one, and drops the
+    first one's page under a tracking parameter and again with fewer left in stock. Two of
+    the configurations differ from the first in numbers of their own that fall one on one
+    side and two on the other, which the numbers veto took for one page when it asked two on
+    each side."""
+    links = []
+    for i, (price, memory, storage) in enumerate(_CONFIGURATIONS):
+        page = _configuration_page(price, memory, storage).encode()
+        routes[f"/aurora/{i}.html"] = (200, "text/html; charset=utf-8", page)
+        links.append(f"/aurora/{i}.html")
+    routes["/aurora/0-restocked.html"] = (
+        200,
+        "text/html; charset=utf-8",
+        _configuration_page(*_CONFIGURATIONS[0], stock=4).encode(),
+    )
+    links += ["/aurora/0.html?utm_source=newsletter", "/aurora/0-restocked.html"]
+    items = "".join(f"<li><a href='{link}'>{link}</a></li>" for link in links)
+    routes["/aurora.html"] = (
+        200,
+        "text/html",
+        f"<html><body><ul>{items}</ul></body></html>".encode(),
+    )
+    first = page_signature(extract_text(routes["/aurora/0.html"][2]) or "")
+    close = [page_signature(extract_text(routes[f"/aurora/{i}.html"][2]) or "") for i in (2, 4)]
+    assert first is not None and all(other is not None for other in close)
+    for other in close:  # one number of its own on one side, two on the other
+        own = sorted(
+            (
+                (first.numbers & ~other.numbers).bit_count(),
+                (other.numbers & ~first.numbers).bit_count(),
+            )
+        )
+        assert own == [1, 2]
+    result = await crawl(MIDDLEWARE, tmp_path, site, start="/aurora.html")
+    assert paths(site, result.kept) == [f"/aurora/{i}.html" for i in range(len(_CONFIGURATIONS))]
+    assert result.simhash["simhash/unique"] == len(_CONFIGURATIONS)
+    assert result.simhash["simhash/duplicate"] == 2
 
 
 class UrlLessSpider(SiteSpider):
